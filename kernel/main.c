@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * som: single-owner memory.
+ *
+ * A pool of 1 GiB physical chunks that need no struct page, handed to one
+ * process at a time through /dev/som. See Documentation/admin-guide.md.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+
+#include "som.h"
+#include "source_reserved.h"
+
+struct som_pool som_pool;
+
+static char *ranges;
+module_param(ranges, charp, 0444);
+MODULE_PARM_DESC(ranges,
+		 "boot-reserved physical ranges for the pool: SIZE@START[,SIZE@START...], e.g. 2G@4G");
+
+static int __init som_init(void)
+{
+	struct som_pool_stats stats;
+	int err;
+
+	som_pool_init(&som_pool);
+	if (ranges) {
+		err = som_reserved_add_list(&som_pool, ranges);
+		if (err)
+			goto err_destroy_pool;
+	}
+	err = som_sysfs_init();
+	if (err)
+		goto err_destroy_pool;
+	err = som_dev_register();
+	if (err)
+		goto err_sysfs_exit;
+
+	som_pool_get_stats(&som_pool, &stats);
+	pr_info("ready: %llu MiB in the pool, %llu bytes of metadata\n",
+		stats.total_bytes >> 20, stats.metadata_bytes);
+	return 0;
+
+err_sysfs_exit:
+	som_sysfs_exit();
+err_destroy_pool:
+	som_pool_destroy(&som_pool);
+	return err;
+}
+module_init(som_init);
+
+/* Every open file of /dev/som holds a module reference: no region is left. */
+static void __exit som_exit(void)
+{
+	som_dev_unregister();
+	som_sysfs_exit();
+	som_pool_destroy(&som_pool);
+}
+module_exit(som_exit);
+
+MODULE_DESCRIPTION("Single-owner memory: pool of 1 GiB chunks without struct page, mapped through /dev/som");
+MODULE_LICENSE("GPL");

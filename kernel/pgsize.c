@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Which page-table entry maps an address of a som VMA.
+ *
+ * smaps does not walk PFN-mapped VMAs, and the core's page walkers are not
+ * exported, so this is a read-only walk in the style of
+ * follow_pfnmap_start(), without its locks: it only reports what it sees.
+ */
+#include <linux/mm.h>
+#include <linux/pgtable.h>
+
+#include "som.h"
+
+/**
+ * som_mapped_size() - size of the entry that maps @addr
+ * @mm: the address space
+ * @addr: an address inside a som VMA of @mm
+ *
+ * Context: Caller holds @mm's mmap_lock and has looked the VMA up under
+ * it. The tables under a live VMA are not freed while mmap_lock is held
+ * (freeing needs it for write or the VMA detached), so the walk cannot
+ * reach freed memory; an entry that changes under it is reported either
+ * way.
+ * Return: PUD_SIZE, PMD_SIZE or PAGE_SIZE, or 0 if nothing maps @addr.
+ */
+unsigned long som_mapped_size(struct mm_struct *mm, unsigned long addr)
+{
+	pgd_t *pgdp = pgd_offset(mm, addr);
+	p4d_t *p4dp, p4d;
+	pud_t *pudp, pud;
+	pmd_t *pmdp, pmd;
+
+	mmap_assert_locked(mm);
+	if (pgd_none(*pgdp) || unlikely(pgd_bad(*pgdp)))
+		return 0;
+	p4dp = p4d_offset(pgdp, addr);
+	p4d = p4dp_get(p4dp);
+	if (p4d_none(p4d) || unlikely(p4d_bad(p4d)))
+		return 0;
+	pudp = pud_offset(p4dp, addr);
+	pud = pudp_get(pudp);
+	if (!pud_present(pud))
+		return 0;
+	if (pud_leaf(pud))
+		return PUD_SIZE;
+	pmdp = pmd_offset(pudp, addr);
+	pmd = pmdp_get_lockless(pmdp);
+	if (!pmd_present(pmd))
+		return 0;
+	if (pmd_leaf(pmd))
+		return PMD_SIZE;
+	return pte_present(ptep_get(pte_offset_kernel(&pmd, addr))) ?
+	       PAGE_SIZE : 0;
+}

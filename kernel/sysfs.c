@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /sys/kernel/mm/som: the pool's counters, one value per file, and
+ * add_range, through which an administrator adds a boot-reserved range.
+ * Nothing here shows a physical address.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/capability.h>
+#include <linux/kernfs.h>
+#include <linux/kobject.h>
+#include <linux/sysfs.h>
+
+#include "som.h"
+#include "source_reserved.h"
+
+static struct kobject *som_mm_kobj;	/* /sys/kernel/mm, referenced */
+static struct kobject *som_kobj;	/* /sys/kernel/mm/som */
+
+#define SOM_POOL_ATTR(field)						\
+static ssize_t field##_show(struct kobject *kobj,			\
+			    struct kobj_attribute *attr, char *buf)	\
+{									\
+	struct som_pool_stats stats;					\
+									\
+	som_pool_get_stats(&som_pool, &stats);				\
+	return sysfs_emit(buf, "%llu\n", stats.field);			\
+}									\
+static struct kobj_attribute field##_attr = __ATTR_RO(field)
+
+SOM_POOL_ATTR(total_bytes);
+SOM_POOL_ATTR(free_bytes);
+SOM_POOL_ATTR(reserved_bytes);
+SOM_POOL_ATTR(zeroed_bytes);
+SOM_POOL_ATTR(metadata_bytes);
+
+#define SOM_FAULT_ATTR(size)						\
+static ssize_t faults_##size##_show(struct kobject *kobj,		\
+				    struct kobj_attribute *attr,	\
+				    char *buf)				\
+{									\
+	return sysfs_emit(buf, "%ld\n",					\
+			  atomic_long_read(&som_fault_stats.size));	\
+}									\
+static struct kobj_attribute faults_##size##_attr = __ATTR_RO(faults_##size)
+
+SOM_FAULT_ATTR(pud);
+SOM_FAULT_ATTR(pmd);
+SOM_FAULT_ATTR(pte);
+
+static ssize_t add_range_store(struct kobject *kobj,
+			       struct kobj_attribute *attr,
+			       const char *buf, size_t count)
+{
+	int err;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	err = som_reserved_add_list(&som_pool, buf);
+	return err ? err : count;
+}
+static struct kobj_attribute add_range_attr = __ATTR_WO(add_range);
+
+static struct attribute *som_attrs[] = {
+	&total_bytes_attr.attr,
+	&free_bytes_attr.attr,
+	&reserved_bytes_attr.attr,
+	&zeroed_bytes_attr.attr,
+	&metadata_bytes_attr.attr,
+	&faults_pud_attr.attr,
+	&faults_pmd_attr.attr,
+	&faults_pte_attr.attr,
+	&add_range_attr.attr,
+	NULL,
+};
+
+static const struct attribute_group som_attr_group = {
+	.attrs = som_attrs,
+};
+
+/*
+ * mm_kobj is not exported on 6.12; find /sys/kernel/mm through
+ * kernel_kobj's kernfs node, whose children's priv is their kobject.
+ */
+static struct kobject *som_find_mm_kobj(void)
+{
+	struct kernfs_node *kn;
+	struct kobject *kobj;
+
+	kn = kernfs_find_and_get(kernel_kobj->sd, "mm");
+	if (!kn)
+		return NULL;
+	kobj = kobject_get(kn->priv);
+	kernfs_put(kn);
+	return kobj;
+}
+
+/**
+ * som_sysfs_init() - create /sys/kernel/mm/som
+ *
+ * Context: Process context (module init).
+ * Return: 0, -ENOENT if /sys/kernel/mm is missing, or -ENOMEM.
+ */
+int som_sysfs_init(void)
+{
+	int err;
+
+	som_mm_kobj = som_find_mm_kobj();
+	if (!som_mm_kobj) {
+		pr_err("/sys/kernel/mm not found\n");
+		return -ENOENT;
+	}
+	som_kobj = kobject_create_and_add("som", som_mm_kobj);
+	if (!som_kobj) {
+		err = -ENOMEM;
+		goto err_put_mm;
+	}
+	err = sysfs_create_group(som_kobj, &som_attr_group);
+	if (err)
+		goto err_put_som;
+	return 0;
+
+err_put_som:
+	kobject_put(som_kobj);
+err_put_mm:
+	kobject_put(som_mm_kobj);
+	return err;
+}
+
+/**
+ * som_sysfs_exit() - remove /sys/kernel/mm/som
+ *
+ * Context: Process context (module exit).
+ */
+void som_sysfs_exit(void)
+{
+	sysfs_remove_group(som_kobj, &som_attr_group);
+	kobject_put(som_kobj);
+	kobject_put(som_mm_kobj);
+}

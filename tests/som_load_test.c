@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * som.ko loading: the ranges= parameter refuses bad ranges cleanly (the
+ * load fails with an error, nothing is left behind), and ranges can be
+ * added at run time through /sys/kernel/mm/som/add_range.
+ *
+ * Runs with som.ko NOT loaded; the module file is $SOM_KO (default
+ * /som/som.ko). The guest reserves 2 GiB at 4 GiB (memmap=2G$4G).
+ */
+#define _GNU_SOURCE
+#include <sys/syscall.h>
+
+#include "kselftest_harness.h"
+#include "som_util.h"
+
+static const char *som_ko(void)
+{
+	const char *path = getenv("SOM_KO");
+
+	return path ? path : "/som/som.ko";
+}
+
+/* Load som.ko with @params; 0 or -errno. */
+static int som_load(const char *params)
+{
+	int fd = open(som_ko(), O_RDONLY | O_CLOEXEC), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (syscall(SYS_finit_module, fd, params, 0))
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+static int som_unload(void)
+{
+	return syscall(SYS_delete_module, "som", O_NONBLOCK) ? -errno : 0;
+}
+
+FIXTURE(load) {
+	int unused;
+};
+
+FIXTURE_SETUP(load)
+{
+	if (access(som_ko(), R_OK))
+		SKIP(return, "%s not found (set SOM_KO)", som_ko());
+	if (!access(SOM_DEV, F_OK))
+		SKIP(return, "som.ko is already loaded");
+}
+
+FIXTURE_TEARDOWN(load)
+{
+	if (!access(SOM_DEV, F_OK))
+		som_unload();
+}
+
+TEST_F(load, bad_ranges_refused)
+{
+	static const struct { const char *params; int err; } bad[] = {
+		{ "ranges=garbage", -EINVAL },
+		{ "ranges=1G", -EINVAL },
+		{ "ranges=1G@4G,", -EINVAL },
+		{ "ranges=1G@4G,x", -EINVAL },
+		{ "ranges=1M@4G", -EINVAL },	/* not 1 GiB aligned */
+		{ "ranges=1G@4M", -EINVAL },
+		{ "ranges=0@4G", -EINVAL },
+		{ "ranges=1G@0", -EINVAL },	/* System RAM */
+		{ "ranges=4G@4G", -EINVAL },	/* runs into System RAM */
+		{ "ranges=1G@3G", -EINVAL },	/* not reserved memory */
+		{ "ranges=1G@4G,1G@4G", -EBUSY },	/* overlap each other */
+		{ "ranges=2G@4G,1G@5G", -EBUSY },
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		printf("# %s\n", bad[i].params);
+		EXPECT_EQ(bad[i].err, som_load(bad[i].params));
+		EXPECT_NE(0, access(SOM_DEV, F_OK));
+		EXPECT_NE(0, access(SOM_SYSFS, F_OK));
+		if (!access(SOM_DEV, F_OK))
+			som_unload();
+	}
+}
+
+TEST_F(load, ranges_at_load_and_at_run_time)
+{
+	ASSERT_EQ(0, som_load("ranges=1G@4G"));
+	EXPECT_EQ((long long)GiB, som_stat("total_bytes"));
+	EXPECT_EQ((long long)GiB, som_stat("free_bytes"));
+	EXPECT_EQ(0, som_sysfs_write("add_range", "1G@5G\n"));
+	EXPECT_EQ(2 * (long long)GiB, som_stat("total_bytes"));
+	EXPECT_EQ(2 * (long long)GiB, som_stat("free_bytes"));
+	EXPECT_EQ(-EBUSY, som_sysfs_write("add_range", "1G@5G"));
+	/* Metadata stays within 1 KiB per GiB managed. */
+	EXPECT_GE(2 * 1024, som_stat("metadata_bytes"));
+	EXPECT_LT(0, som_stat("metadata_bytes"));
+	EXPECT_EQ(0, som_unload());
+}
+
+TEST_F(load, empty_pool_then_run_time_ranges)
+{
+	ASSERT_EQ(0, som_load(""));
+	EXPECT_EQ(0, som_stat("total_bytes"));
+	EXPECT_EQ(0, som_sysfs_write("add_range", "1G@4G,1G@5G"));
+	EXPECT_EQ(2 * (long long)GiB, som_stat("total_bytes"));
+	EXPECT_EQ(0, som_unload());
+}
+
+TEST_F(load, mmap_of_empty_pool_gets_enomem)
+{
+	int fd;
+
+	ASSERT_EQ(0, som_load(""));
+	fd = open(SOM_DEV, O_RDWR);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, 2 * MiB, PROT_READ | PROT_WRITE,
+				   MAP_SHARED, fd, 0));
+	EXPECT_EQ(ENOMEM, errno);
+	close(fd);
+	EXPECT_EQ(0, som_unload());
+}
+
+TEST_HARNESS_MAIN

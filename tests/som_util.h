@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers shared by the som selftests: pool counters from sysfs, fault
+ * counts, data patterns, and probing an address for a signal.
+ */
+#ifndef SOM_UTIL_H
+#define SOM_UTIL_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <linux/som.h>
+
+#define SOM_DEV		"/dev/som"
+#define SOM_SYSFS	"/sys/kernel/mm/som/"
+#define KiB		(1UL << 10)
+#define MiB		(1UL << 20)
+#define GiB		(1UL << 30)
+
+/* A counter of /sys/kernel/mm/som, or -1 if it cannot be read. */
+static inline long long som_stat(const char *name)
+{
+	char path[256], buf[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), SOM_SYSFS "%s", name);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return strtoll(buf, NULL, 10);
+}
+
+/* Write @val to a sysfs file of som; 0 or -errno. */
+static inline int som_sysfs_write(const char *name, const char *val)
+{
+	char path[256];
+	ssize_t n;
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), SOM_SYSFS "%s", name);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	if (n < 0)
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+static inline long som_minflt(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_minflt;
+}
+
+/* Size of the entry mapping @addr (0: none), or -errno. */
+static inline long long som_page_size(int fd, const void *addr)
+{
+	struct som_mapping m;
+
+	memset(&m, 0, sizeof(m));
+	m.addr = (uintptr_t)addr;
+	if (ioctl(fd, SOM_IOC_MAPPING, &m))
+		return -errno;
+	return (long long)m.page_size;
+}
+
+/* The value the pattern puts at byte offset @off, for seed @seed. */
+static inline uint64_t som_pattern(uint64_t seed, size_t off)
+{
+	return (seed * 0x9e3779b97f4a7c15ULL) ^ off ^ 0x5555aaaa5555aaaaULL;
+}
+
+/* Write the pattern at every @stride bytes of offsets [from, to) of @p. */
+static inline void som_fill(void *p, size_t from, size_t to, size_t stride,
+			    uint64_t seed)
+{
+	size_t off;
+
+	for (off = from; off < to; off += stride)
+		*(volatile uint64_t *)((char *)p + off) = som_pattern(seed, off);
+}
+
+/* First offset in [from, to) that differs from som_fill()'s, or -1. */
+static inline long long som_check(const void *p, size_t from, size_t to,
+				  size_t stride, uint64_t seed)
+{
+	size_t off;
+
+	for (off = from; off < to; off += stride)
+		if (*(const volatile uint64_t *)((const char *)p + off) !=
+		    som_pattern(seed, off))
+			return (long long)off;
+	return -1;
+}
+
+/* Offset of the first non-zero 8-byte word at every @stride, or -1. */
+static inline long long som_check_zero(const void *p, size_t len,
+				       size_t stride)
+{
+	size_t off;
+
+	for (off = 0; off < len; off += stride)
+		if (*(const volatile uint64_t *)((const char *)p + off))
+			return (long long)off;
+	return -1;
+}
+
+static sigjmp_buf som_probe_env;
+static volatile sig_atomic_t som_probe_sig;
+static void *volatile som_probe_addr;
+
+static void som_probe_handler(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	som_probe_sig = sig;
+	som_probe_addr = si->si_addr;
+	siglongjmp(som_probe_env, 1);
+}
+
+/*
+ * Touch @addr (read, or write if @write) and return the signal it raised
+ * (SIGSEGV or SIGBUS, with the faulting address in som_probe_addr), or 0
+ * if the access worked.
+ */
+static inline int som_probe(void *addr, int write)
+{
+	struct sigaction sa, old_segv, old_bus;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = som_probe_handler;
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+	sigaction(SIGSEGV, &sa, &old_segv);
+	sigaction(SIGBUS, &sa, &old_bus);
+	som_probe_sig = 0;
+	som_probe_addr = NULL;
+	if (!sigsetjmp(som_probe_env, 1)) {
+		if (write)
+			*(volatile char *)addr = 1;
+		else
+			(void)*(volatile char *)addr;
+	}
+	sigaction(SIGSEGV, &old_segv, NULL);
+	sigaction(SIGBUS, &old_bus, NULL);
+	return som_probe_sig;
+}
+
+/* Does the CPU have 1 GiB pages (so that som can map 1 GiB entries)? */
+static inline int som_cpu_has_gbpages(void)
+{
+	char line[4096];
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	int found = 0;
+
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "flags", 5) && strstr(line, " pdpe1gb"))
+			found = 1;
+	fclose(f);
+	return found;
+}
+
+/* mmap @len of @fd at an address @misalign bytes past a 2 MiB boundary. */
+static inline void *som_map_misaligned(int fd, size_t len, size_t misalign)
+{
+	char *area = mmap(NULL, len + 4 * MiB, PROT_NONE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *want;
+
+	if (area == MAP_FAILED)
+		return MAP_FAILED;
+	want = (char *)(((uintptr_t)area + 2 * MiB - 1) & ~(2 * MiB - 1)) +
+	       misalign;
+	return mmap(want, len, PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_FIXED, fd, 0);
+}
+
+#endif /* SOM_UTIL_H */
