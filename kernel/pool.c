@@ -104,8 +104,9 @@ static unsigned int som_pool_pick_block(struct som_pool *pool,
 
 	for (p = 0; p < ARRAY_SIZE(prefs); p++) {
 		list_for_each_entry(chunk, &pool->chunks, list) {
-			if (!chunk->nr_free ||
-			    (chunk->nr_free == SOM_BLOCKS_PER_CHUNK) != prefs[p].whole)
+			bool whole = chunk->nr_free == SOM_BLOCKS_PER_CHUNK;
+
+			if (!chunk->nr_free || whole != prefs[p].whole)
 				continue;
 			i = som_chunk_find(pool, chunk, prefs[p].zeroed);
 			if (i < SOM_BLOCKS_PER_CHUNK) {

@@ -7,6 +7,7 @@
 #define _SOM_POOL_H
 
 #include <linux/bitmap.h>
+#include <linux/bits.h>
 #include <linux/hashtable.h>
 #include <linux/list.h>
 #include <linux/pgtable.h>
@@ -16,8 +17,8 @@
 
 #define SOM_CHUNK_SHIFT		PUD_SHIFT
 #define SOM_BLOCK_SHIFT		PMD_SHIFT
-#define SOM_CHUNK_SIZE		(1UL << SOM_CHUNK_SHIFT)
-#define SOM_BLOCK_SIZE		(1UL << SOM_BLOCK_SHIFT)
+#define SOM_CHUNK_SIZE		BIT(SOM_CHUNK_SHIFT)
+#define SOM_BLOCK_SIZE		BIT(SOM_BLOCK_SHIFT)
 #define SOM_BLOCKS_PER_CHUNK	(1U << (SOM_CHUNK_SHIFT - SOM_BLOCK_SHIFT))
 
 /* "No block": block frame numbers are physical address >> SOM_BLOCK_SHIFT. */
@@ -70,7 +71,7 @@ struct som_chunk {
  * @zero_work:	the zeroing worker
  */
 struct som_pool {
-	spinlock_t lock;
+	spinlock_t lock;		/* see above */
 	struct list_head chunks;
 	DECLARE_HASHTABLE(hash, 6);
 	unsigned long nr_chunks;

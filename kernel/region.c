@@ -26,7 +26,7 @@
 #include "region.h"
 
 #define SOM_PAGES_PER_BLOCK_SHIFT	(SOM_BLOCK_SHIFT - PAGE_SHIFT)
-#define SOM_PAGES_PER_BLOCK		(1UL << SOM_PAGES_PER_BLOCK_SHIFT)
+#define SOM_PAGES_PER_BLOCK		BIT(SOM_PAGES_PER_BLOCK_SHIFT)
 
 /*
  * Slot values are xarray value entries: SOM_SLOT_RESERVED, or the block's

@@ -26,7 +26,7 @@ struct som_pool;
  * @pool:	where the blocks come from
  */
 struct som_region {
-	struct mutex lock;
+	struct mutex lock;		/* see above */
 	struct xarray slots;
 	struct mm_struct *mm;
 	unsigned long nr_vmas;

@@ -17,36 +17,79 @@
 static struct kobject *som_mm_kobj;	/* /sys/kernel/mm, referenced */
 static struct kobject *som_kobj;	/* /sys/kernel/mm/som */
 
-#define SOM_POOL_ATTR(field)						\
-static ssize_t field##_show(struct kobject *kobj,			\
-			    struct kobj_attribute *attr, char *buf)	\
-{									\
-	struct som_pool_stats stats;					\
-									\
-	som_pool_get_stats(&som_pool, &stats);				\
-	return sysfs_emit(buf, "%llu\n", stats.field);			\
-}									\
-static struct kobj_attribute field##_attr = __ATTR_RO(field)
+/* A counter of the pool: @offset locates it in struct som_pool_stats. */
+struct som_pool_attr {
+	struct kobj_attribute attr;
+	size_t offset;
+};
 
-SOM_POOL_ATTR(total_bytes);
-SOM_POOL_ATTR(free_bytes);
-SOM_POOL_ATTR(reserved_bytes);
-SOM_POOL_ATTR(zeroed_bytes);
-SOM_POOL_ATTR(metadata_bytes);
+static ssize_t som_pool_attr_show(struct kobject *kobj,
+				  struct kobj_attribute *attr, char *buf)
+{
+	struct som_pool_attr *pattr = container_of(attr, struct som_pool_attr,
+						   attr);
+	struct som_pool_stats stats;
 
-#define SOM_FAULT_ATTR(size)						\
-static ssize_t faults_##size##_show(struct kobject *kobj,		\
-				    struct kobj_attribute *attr,	\
-				    char *buf)				\
-{									\
-	return sysfs_emit(buf, "%ld\n",					\
-			  atomic_long_read(&som_fault_stats.size));	\
-}									\
-static struct kobj_attribute faults_##size##_attr = __ATTR_RO(faults_##size)
+	som_pool_get_stats(&som_pool, &stats);
+	return sysfs_emit(buf, "%llu\n",
+			  *(u64 *)((char *)&stats + pattr->offset));
+}
 
-SOM_FAULT_ATTR(pud);
-SOM_FAULT_ATTR(pmd);
-SOM_FAULT_ATTR(pte);
+static struct som_pool_attr som_total_bytes = {
+	__ATTR(total_bytes, 0444, som_pool_attr_show, NULL),
+	offsetof(struct som_pool_stats, total_bytes),
+};
+
+static struct som_pool_attr som_free_bytes = {
+	__ATTR(free_bytes, 0444, som_pool_attr_show, NULL),
+	offsetof(struct som_pool_stats, free_bytes),
+};
+
+static struct som_pool_attr som_reserved_bytes = {
+	__ATTR(reserved_bytes, 0444, som_pool_attr_show, NULL),
+	offsetof(struct som_pool_stats, reserved_bytes),
+};
+
+static struct som_pool_attr som_zeroed_bytes = {
+	__ATTR(zeroed_bytes, 0444, som_pool_attr_show, NULL),
+	offsetof(struct som_pool_stats, zeroed_bytes),
+};
+
+static struct som_pool_attr som_metadata_bytes = {
+	__ATTR(metadata_bytes, 0444, som_pool_attr_show, NULL),
+	offsetof(struct som_pool_stats, metadata_bytes),
+};
+
+/* A fault counter. */
+struct som_fault_attr {
+	struct kobj_attribute attr;
+	atomic_long_t *count;
+};
+
+static ssize_t som_fault_attr_show(struct kobject *kobj,
+				   struct kobj_attribute *attr, char *buf)
+{
+	struct som_fault_attr *fattr = container_of(attr,
+						    struct som_fault_attr,
+						    attr);
+
+	return sysfs_emit(buf, "%ld\n", atomic_long_read(fattr->count));
+}
+
+static struct som_fault_attr som_faults_pud = {
+	__ATTR(faults_pud, 0444, som_fault_attr_show, NULL),
+	&som_fault_stats.pud,
+};
+
+static struct som_fault_attr som_faults_pmd = {
+	__ATTR(faults_pmd, 0444, som_fault_attr_show, NULL),
+	&som_fault_stats.pmd,
+};
+
+static struct som_fault_attr som_faults_pte = {
+	__ATTR(faults_pte, 0444, som_fault_attr_show, NULL),
+	&som_fault_stats.pte,
+};
 
 static ssize_t add_range_store(struct kobject *kobj,
 			       struct kobj_attribute *attr,
@@ -59,17 +102,18 @@ static ssize_t add_range_store(struct kobject *kobj,
 	err = som_reserved_add_list(&som_pool, buf);
 	return err ? err : count;
 }
+
 static struct kobj_attribute add_range_attr = __ATTR_WO(add_range);
 
 static struct attribute *som_attrs[] = {
-	&total_bytes_attr.attr,
-	&free_bytes_attr.attr,
-	&reserved_bytes_attr.attr,
-	&zeroed_bytes_attr.attr,
-	&metadata_bytes_attr.attr,
-	&faults_pud_attr.attr,
-	&faults_pmd_attr.attr,
-	&faults_pte_attr.attr,
+	&som_total_bytes.attr.attr,
+	&som_free_bytes.attr.attr,
+	&som_reserved_bytes.attr.attr,
+	&som_zeroed_bytes.attr.attr,
+	&som_metadata_bytes.attr.attr,
+	&som_faults_pud.attr.attr,
+	&som_faults_pmd.attr.attr,
+	&som_faults_pte.attr.attr,
 	&add_range_attr.attr,
 	NULL,
 };
