@@ -1,0 +1,52 @@
+# shellcheck shell=bash
+# `vm/run build`: the module, the user-space programs and the guest helper.
+#
+# Results (globals, valid after som_build):
+#   SOM_MODULE     path of the built som.ko
+#   SOM_BINARIES   array: every executable in $SOM_TESTS_DIR/out and
+#                  $SOM_DEMO_DIR/out (they become /som/bin/* in the guest)
+#   SOM_QEMU_EXIT  the static qemu-exit helper
+
+build_module() {
+	[[ -f $SOM_KERNEL_DIR/Makefile || -f $SOM_KERNEL_DIR/Kbuild ]] ||
+		die "no module source (Makefile/Kbuild) in $SOM_KERNEL_DIR"
+	log "building module in $SOM_KERNEL_DIR"
+	make -C "$SOM_KHEADERS" M="$SOM_KERNEL_DIR" -j"$(njobs)" modules
+	SOM_MODULE=$SOM_KERNEL_DIR/som.ko
+	[[ -f $SOM_MODULE ]] || die "the module build did not produce $SOM_MODULE"
+}
+
+# make -C <dir> if it has a Makefile; the programs it builds are the
+# executables it leaves in <dir>/out/.
+build_userspace() {
+	local dir=$1 f
+	if [[ -f $dir/Makefile ]]; then
+		log "building $dir"
+		make -C "$dir" -j"$(njobs)" \
+			KSELFTEST_DIR="$SOM_KSELFTEST_DIR" UAPI_DIR="$SOM_UAPI_DIR"
+	fi
+	[[ -d $dir/out ]] || return 0
+	for f in "$dir"/out/*; do
+		[[ -f $f && -x $f ]] && SOM_BINARIES+=("$f")
+	done
+	return 0
+}
+
+# The guest's way to report its status: a write to isa-debug-exit.
+build_qemu_exit() {
+	local src=$VM_DIR/guest/qemu-exit.c
+	SOM_QEMU_EXIT=$SOM_OUT/guest-bin/qemu-exit
+	[[ $SOM_QEMU_EXIT -nt $src ]] && return 0
+	mkdir -p "${SOM_QEMU_EXIT%/*}"
+	gcc -static -O2 -Wall -Wextra -Werror -o "$SOM_QEMU_EXIT" "$src"
+}
+
+som_build() {
+	som_setup
+	SOM_BINARIES=()
+	build_module
+	build_userspace "$SOM_TESTS_DIR"
+	build_userspace "$SOM_DEMO_DIR"
+	build_qemu_exit
+	log "built $SOM_MODULE and ${#SOM_BINARIES[@]} program(s)"
+}

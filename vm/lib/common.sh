@@ -1,0 +1,30 @@
+# shellcheck shell=bash
+# Shared settings and helpers for vm/run. Sourced, never executed.
+#
+# Every path the harness uses is derived here, and every one can be
+# overridden from the environment:
+#   SOM_CACHE       downloaded kernel + kselftest headers (/var/cache/som)
+#   SOM_OUT         logs, initramfs, helper binaries      ($REPO/out)
+#   SOM_KERNEL_DIR  module source, built with M=          ($REPO/kernel)
+#   SOM_TESTS_DIR   selftests; binaries in <dir>/out/      ($REPO/tests)
+#   SOM_DEMO_DIR    demo; binaries in <dir>/out/           ($REPO/demo)
+#   SOM_UAPI_DIR    -I path for <linux/som.h>              ($REPO/include/uapi)
+
+: "${REPO:?REPO must be set before sourcing common.sh}"
+
+SOM_CACHE=${SOM_CACHE:-/var/cache/som}
+SOM_OUT=${SOM_OUT:-$REPO/out}
+SOM_KERNEL_DIR=${SOM_KERNEL_DIR:-$REPO/kernel}
+SOM_TESTS_DIR=${SOM_TESTS_DIR:-$REPO/tests}
+SOM_DEMO_DIR=${SOM_DEMO_DIR:-$REPO/demo}
+SOM_UAPI_DIR=${SOM_UAPI_DIR:-$REPO/include/uapi}
+
+# The kernel series we target (see DESIGN.md, "Kernel facts").
+SOM_KERNEL_SERIES=6.12
+
+# Progress messages go to stderr so that stdout stays clean for results.
+log() { printf 'vm: %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+# Number of parallel make jobs.
+njobs() { nproc 2>/dev/null || echo 2; }

@@ -1,0 +1,104 @@
+# shellcheck shell=bash
+# Boot the test VM and judge its console log.
+#
+# Tunables (environment):
+#   SOM_VM_TIMEOUT       seconds before a hung guest is killed (default:
+#                        per command, 1200 for test, 300 for demo)
+#   SOM_VM_MEM           guest RAM (6G: with q35, RAM above 4 GiB is 4-8 GiB)
+#   SOM_VM_SMP           guest CPUs (2)
+#   SOM_VM_CPU           -cpu model (qemu64,+pdpe1gb; not `max`, see DESIGN)
+#   SOM_VM_RESERVE_SIZE  size of the memmap= reservation (2G)
+#   SOM_VM_RESERVE_BASE  its physical start (4G); the guest gets it as
+#                        SOM_RANGES=<size>@<base>
+#   SOM_VM_LOGLEVEL      console loglevel (5: warnings and worse)
+#   SOM_VM_APPEND        extra kernel command-line words
+#   SOM_VM_LOG_ALLOW     ERE; log lines matching it are not counted as
+#                        kernel problems (use sparingly, say why)
+
+SOM_VM_MEM=${SOM_VM_MEM:-6G}
+SOM_VM_SMP=${SOM_VM_SMP:-2}
+SOM_VM_CPU=${SOM_VM_CPU:-qemu64,+pdpe1gb}
+SOM_VM_RESERVE_SIZE=${SOM_VM_RESERVE_SIZE:-2G}
+SOM_VM_RESERVE_BASE=${SOM_VM_RESERVE_BASE:-4G}
+# Not `quiet`: that is loglevel 4, which hides WARN() splats and lockdep
+# reports (printed at KERN_WARNING) from the console we scan. At 5 a boot
+# prints only a few mtrr/amd_pstate lines.
+SOM_VM_LOGLEVEL=${SOM_VM_LOGLEVEL:-5}
+
+# Kernel log patterns that fail a run wherever they appear in the console log.
+SOM_VM_LOG_PATTERNS=(
+	'BUG:' 'Oops' 'WARNING:' 'bad pud' 'bad pmd' 'general protection'
+	'possible circular locking' 'INFO: ' 'KASAN:' 'UBSAN:' 'kmemleak'
+	'Kernel panic'
+)
+
+# som_vm_boot NAME DEFAULT_TIMEOUT
+# Boots with somvm.guest=NAME (the guest runs /som/guest/NAME.sh), echoes
+# the console live and tees it to $SOM_OUT/vm-NAME.log. Sets:
+#   SOM_VM_LOG      the log file
+#   SOM_VM_STATUS   the guest script's exit status, or "" if none reported
+#   SOM_VM_PROBLEM  why there is no status ("" when there is one)
+som_vm_boot() {
+	local name=$1 timeout=${SOM_VM_TIMEOUT:-$2} rc
+	SOM_VM_LOG=$SOM_OUT/vm-$name.log
+	SOM_VM_STATUS=
+	SOM_VM_PROBLEM=
+
+	# `$` must reach the kernel literally: it is a plain array element,
+	# never re-evaluated by a shell.
+	local memmap="memmap=${SOM_VM_RESERVE_SIZE}\$${SOM_VM_RESERVE_BASE}"
+	local ranges="somvm.ranges=${SOM_VM_RESERVE_SIZE}@${SOM_VM_RESERVE_BASE}"
+	local append="console=ttyS0 panic=-1 loglevel=$SOM_VM_LOGLEVEL $memmap $ranges somvm.guest=$name"
+	append+=${SOM_VM_APPEND:+ $SOM_VM_APPEND}
+
+	# shellcheck disable=SC2054  # the commas belong to qemu's options
+	local qemu=(qemu-system-x86_64
+		-machine q35 -accel tcg -cpu "$SOM_VM_CPU"
+		-m "$SOM_VM_MEM" -smp "$SOM_VM_SMP"
+		-nodefaults -display none -serial stdio -no-reboot
+		-kernel "$SOM_VMLINUX" -initrd "$SOM_INITRAMFS" -append "$append"
+		-device isa-debug-exit,iobase=0xf4,iosize=4)
+
+	log "booting '$name' (timeout ${timeout}s, log $SOM_VM_LOG)"
+	log "kernel command line: $append"
+	set +e
+	timeout -k 10 "$timeout" "${qemu[@]}" </dev/null 2>&1 | tee "$SOM_VM_LOG"
+	rc=${PIPESTATUS[0]}
+	set -e
+
+	# isa-debug-exit makes QEMU exit with (byte << 1) | 1.
+	case $rc in
+	124 | 137) SOM_VM_PROBLEM="timed out after ${timeout}s, guest killed" ;;
+	0) SOM_VM_PROBLEM="guest stopped without reporting a status (panic or poweroff)" ;;
+	*) if ((rc % 2)); then
+		SOM_VM_STATUS=$((rc >> 1))
+	   else
+		SOM_VM_PROBLEM="qemu failed with status $rc"
+	   fi ;;
+	esac
+	[[ -z $SOM_VM_PROBLEM ]] || log "$SOM_VM_PROBLEM"
+}
+
+# som_vm_scan_log LOG: print every line with a forbidden pattern; sets
+# SOM_VM_LOG_HITS to their number.
+som_vm_scan_log() {
+	local log=$1 p hits line
+	local args=()
+	for p in "${SOM_VM_LOG_PATTERNS[@]}"; do
+		args+=(-e "$p")
+	done
+	hits=$(tr -d '\r' <"$log" | grep -n -F "${args[@]}" |
+	       { if [[ -n ${SOM_VM_LOG_ALLOW:-} ]]; then grep -v -E "$SOM_VM_LOG_ALLOW"; else cat; fi; } || true)
+	SOM_VM_LOG_HITS=0
+	[[ -n $hits ]] || return 0
+	SOM_VM_LOG_HITS=$(wc -l <<<"$hits")
+	echo "kernel problems in $log ($SOM_VM_LOG_HITS line(s)):"
+	while IFS= read -r line; do
+		printf '    line %s\n' "$line"
+	done <<<"$hits"
+}
+
+# True if the guest printed the marker of vm/guest/init after its script.
+som_vm_finished() {
+	tr -d '\r' <"$1" | grep -q '^SOM-GUEST-DONE'
+}
