@@ -13,6 +13,7 @@
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
+#include <linux/mman.h>
 #include <linux/module.h>
 #include <linux/pagemap.h>
 #include <linux/uaccess.h>
@@ -68,7 +69,7 @@ static unsigned long som_get_unmapped_area(struct file *file,
 	unsigned long align = len >= PUD_SIZE ? PUD_SIZE : PMD_SIZE;
 	unsigned long off = pgoff << PAGE_SHIFT, ret;
 
-	if (addr || len < PMD_SIZE || len + align < len)
+	if (addr || (flags & MAP_FIXED) || len < PMD_SIZE || len + align < len)
 		goto out;
 	ret = mm_get_unmapped_area(current->mm, file, 0, len + align, pgoff,
 				   flags);

@@ -50,6 +50,18 @@ static int som_fault_piece(struct vm_fault *vmf, unsigned int order,
 	return 0;
 }
 
+/*
+ * Ask vmf_insert_pfn_p?d() to make the entry writable only when a write
+ * fault hits an entry that is already there (the pfn is then ours). A new
+ * entry gets its write bit from vm_page_prot; asking for "write" there
+ * would turn losing a race with another thread's fault at another size
+ * into a WARN in insert_pfn_p?d() instead of a harmless refault.
+ */
+static bool som_fault_upgrade(struct vm_fault *vmf, bool leaf)
+{
+	return (vmf->flags & FAULT_FLAG_WRITE) && leaf;
+}
+
 static vm_fault_t som_fault_error(int err)
 {
 	switch (err) {
@@ -78,7 +90,8 @@ static vm_fault_t som_fault_pud(struct vm_fault *vmf)
 		return som_fault_error(err);
 	atomic_long_inc(&som_fault_stats.pud);
 	return vmf_insert_pfn_pud(vmf, __pfn_to_pfn_t(pfn, PFN_DEV),
-				  vmf->flags & FAULT_FLAG_WRITE);
+				  som_fault_upgrade(vmf,
+						    pud_leaf(pudp_get(vmf->pud))));
 #else
 	return VM_FAULT_FALLBACK;
 #endif
@@ -97,19 +110,31 @@ static vm_fault_t som_fault_pmd(struct vm_fault *vmf)
 		return som_fault_error(err);
 	atomic_long_inc(&som_fault_stats.pmd);
 	return vmf_insert_pfn_pmd(vmf, __pfn_to_pfn_t(pfn, PFN_DEV),
-				  vmf->flags & FAULT_FLAG_WRITE);
+				  som_fault_upgrade(vmf, pmd_leaf(vmf->orig_pmd)));
 }
 
 static vm_fault_t som_fault_pte(struct vm_fault *vmf)
 {
 	unsigned long pfn;
+	vm_fault_t ret;
 	int err;
 
 	err = som_region_block(vmf->vma->vm_private_data, vmf->pgoff, &pfn);
 	if (err)
 		return som_fault_error(err);
-	atomic_long_inc(&som_fault_stats.pte);
-	return vmf_insert_pfn(vmf->vma, vmf->address & PAGE_MASK, pfn);
+	ret = vmf_insert_pfn(vmf->vma, vmf->address & PAGE_MASK, pfn);
+	/*
+	 * Another thread's fault may have put a 2 MiB or 1 GiB entry here
+	 * meanwhile (faults run under the VMA lock only); then there is no
+	 * PTE table to insert into, and the access is already mapped.
+	 */
+	if (ret == VM_FAULT_OOM &&
+	    (pmd_leaf(pmdp_get_lockless(vmf->pmd)) ||
+	     pud_leaf(pudp_get(vmf->pud))))
+		return VM_FAULT_NOPAGE;
+	if (ret == VM_FAULT_NOPAGE)
+		atomic_long_inc(&som_fault_stats.pte);
+	return ret;
 }
 
 static vm_fault_t som_vm_huge_fault(struct vm_fault *vmf, unsigned int order)
@@ -129,10 +154,43 @@ static vm_fault_t som_vm_fault(struct vm_fault *vmf)
 	return som_fault_pte(vmf);
 }
 
-/* A split or an mremap() move made a new VMA from one of ours. */
+/*
+ * Zap what the region's other VMAs map of @vma's offsets. For mremap():
+ * move_page_tables() cannot move a PFN 1 GiB entry on 6.12 (get_old_pud()
+ * sees a leaf as a bad entry and clears it without a TLB flush), so the
+ * source is emptied here, before the move, and @vma refaults from the
+ * region's table at the largest size its new address allows.
+ */
+static void som_vm_zap_sources(struct vm_area_struct *vma)
+{
+	VMA_ITERATOR(vmi, vma->vm_mm, 0);
+	pgoff_t first = vma->vm_pgoff, end = first + vma_pages(vma);
+	struct vm_area_struct *src;
+	pgoff_t from, to;
+
+	for_each_vma(vmi, src) {
+		if (src->vm_ops != &som_vm_ops ||
+		    src->vm_private_data != vma->vm_private_data)
+			continue;
+		from = max(first, src->vm_pgoff);
+		to = min(end, src->vm_pgoff + vma_pages(src));
+		if (from < to)
+			zap_vma_ptes(src, src->vm_start +
+				     ((from - src->vm_pgoff) << PAGE_SHIFT),
+				     (to - from) << PAGE_SHIFT);
+	}
+}
+
+/*
+ * A split or an mremap() move made a new VMA from one of ours. A split's
+ * new VMA lies inside the one being split, which is still in the tree;
+ * a move's lies where nothing is mapped yet.
+ */
 static void som_vm_open(struct vm_area_struct *vma)
 {
 	som_region_open(vma->vm_private_data);
+	if (!find_vma_intersection(vma->vm_mm, vma->vm_start, vma->vm_end))
+		som_vm_zap_sources(vma);
 }
 
 static void som_vm_close(struct vm_area_struct *vma)

@@ -24,6 +24,7 @@
 
 #include "pool.h"
 #include "region.h"
+#include "som.h"
 
 #define SOM_PAGES_PER_BLOCK_SHIFT	(SOM_BLOCK_SHIFT - PAGE_SHIFT)
 #define SOM_PAGES_PER_BLOCK		BIT(SOM_PAGES_PER_BLOCK_SHIFT)
@@ -206,7 +207,12 @@ static void som_region_mark_kept(struct som_region *region,
 	pgoff_t idx;
 
 	for_each_vma(vmi, vma) {
-		if (vma == gone || vma->vm_private_data != region)
+		/*
+		 * A VMA already closed in this same munmap() batch may still
+		 * be in the tree; vma_close() left it the dummy vm_ops.
+		 */
+		if (vma == gone || vma->vm_ops != &som_vm_ops ||
+		    vma->vm_private_data != region)
 			continue;
 		for (idx = max(first, som_vma_first(vma));
 		     idx <= min(last, som_vma_last(vma)); idx++)

@@ -214,6 +214,55 @@ TEST_F_TIMEOUT(som, mprotect_read_only_piece_of_1_gib_entry, 300)
 	EXPECT_EQ(0, munmap(p, GiB));
 }
 
+/* mremap() moves a 1 GiB entry's memory; growing is refused. */
+TEST_F_TIMEOUT(som, mremap_moves_1_gib_mapping, 300)
+{
+	char *p = som_map(self->fd, GiB), *area, *t, *q;
+
+	ASSERT_NE(MAP_FAILED, p);
+	som_fill(p, 0, GiB, 4 * KiB, 11);
+	if (som_cpu_has_gbpages())
+		EXPECT_EQ((long long)GiB, som_page_size(self->fd, p));
+	area = mmap(NULL, 2 * GiB, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
+		    -1, 0);
+	ASSERT_NE(MAP_FAILED, area);
+	t = (char *)(((uintptr_t)area + GiB - 1) & ~(GiB - 1));
+	q = mremap(p, GiB, GiB, MREMAP_MAYMOVE | MREMAP_FIXED, t);
+	ASSERT_EQ(t, q);
+	EXPECT_EQ(SIGSEGV, som_probe(p, 0));
+	EXPECT_EQ(-1, som_check(q, 0, GiB, 4 * KiB, 11));
+	if (som_cpu_has_gbpages())
+		EXPECT_EQ((long long)GiB, som_page_size(self->fd, q));
+	EXPECT_EQ(self->free_start - (long long)GiB, som_stat("free_bytes"));
+	EXPECT_EQ(MAP_FAILED, mremap(q, GiB, GiB + 2 * MiB, 0));
+	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(0, munmap(q, GiB));
+	munmap(area, 2 * GiB);
+}
+
+/*
+ * Three pieces of one mapping share a 2 MiB block; mapping over all three
+ * at once releases the block although another mapping of the region lives.
+ */
+TEST_F(som, map_fixed_over_split_pieces_releases_their_block)
+{
+	char *p = som_map(self->fd, 64 * MiB), *y, *a;
+
+	ASSERT_NE(MAP_FAILED, p);
+	y = mmap(NULL, 2 * MiB, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd,
+		 64 * MiB);
+	ASSERT_NE(MAP_FAILED, y);
+	som_fill(p, 0, 64 * MiB, 4 * KiB, 12);
+	ASSERT_EQ(0, mprotect(p + 3 * MiB + 4 * KiB, 4 * KiB, PROT_READ));
+	a = mmap(p, 64 * MiB, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	ASSERT_EQ(p, a);
+	EXPECT_EQ(self->free_start - (long long)(2 * MiB),
+		  som_stat("free_bytes"));
+	EXPECT_EQ(0, munmap(p, 64 * MiB));
+	EXPECT_EQ(0, munmap(y, 2 * MiB));
+}
+
 TEST_F(som, fork_child_does_not_get_the_mapping)
 {
 	char *p = som_map(self->fd, 4 * MiB);
