@@ -1,14 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Which page-table entry maps an address of a som VMA.
+ * Which page-table entry maps an address of a som VMA, and SOM_IOC_MAPPING,
+ * which reports it to user space.
  *
  * smaps does not walk PFN-mapped VMAs, and the core's page walkers are not
  * exported, so this is a read-only walk in the style of
  * follow_pfnmap_start(), without its locks: it only reports what it sees.
  */
 #include <linux/mm.h>
+#include <linux/pagemap.h>
 #include <linux/pgtable.h>
+#include <linux/uaccess.h>
+#include <uapi/linux/som.h>
 
+#include "region.h"
 #include "som.h"
 
 /**
@@ -51,4 +56,44 @@ unsigned long som_mapped_size(struct mm_struct *mm, unsigned long addr)
 		return PMD_SIZE;
 	return pte_present(ptep_get(pte_offset_kernel(&pmd, addr))) ?
 	       PAGE_SIZE : 0;
+}
+
+/**
+ * som_ioctl_mapping() - SOM_IOC_MAPPING on /dev/som or a som file
+ * @region: the region of the file the ioctl was issued on
+ * @uarg: the caller's struct som_mapping
+ *
+ * Context: Process context; takes current's mmap_lock for read.
+ * Return: 0, -EFAULT for a bad pointer, -EINVAL for bad flags or reserved
+ * fields or an address that no VMA of @region in current maps, -EINTR.
+ */
+long som_ioctl_mapping(struct som_region *region,
+		       struct som_mapping __user *uarg)
+{
+	struct mm_struct *mm = current->mm;
+	struct vm_area_struct *vma;
+	struct som_mapping arg;
+	int err = 0;
+
+	if (copy_from_user(&arg, uarg, sizeof(arg)))
+		return -EFAULT;
+	if (arg.flags || arg.__pad || arg.__reserved[0] || arg.__reserved[1])
+		return -EINVAL;
+	if (mmap_read_lock_killable(mm))
+		return -EINTR;
+	vma = vma_lookup(mm, arg.addr);
+	if (!vma || vma->vm_ops != &som_vm_ops ||
+	    vma->vm_private_data != region) {
+		err = -EINVAL;
+	} else {
+		arg.page_size = som_mapped_size(mm, arg.addr);
+		arg.offset = ((u64)linear_page_index(vma, arg.addr)
+			      << PAGE_SHIFT) + offset_in_page(arg.addr);
+	}
+	mmap_read_unlock(mm);
+	if (err)
+		return err;
+	if (copy_to_user(uarg, &arg, sizeof(arg)))
+		return -EFAULT;
+	return 0;
 }

@@ -1,24 +1,38 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * som regions: the offset -> block table of one open /dev/som file, its
- * reservations and its single owner.
+ * som regions: the offset -> block table of one open /dev/som file or one
+ * som file, its reservations and its single owner.
  *
- * A slot exists for every 2 MiB offset index that some live VMA maps. mmap
- * creates the missing slots as "reserved" and reserves one pool block for
- * each, so a fault never finds the pool empty; the first fault of an index
- * turns its reservation into a block. When a VMA goes away, the slots that
- * no other live VMA of the region still maps are released: blocks back to
- * the pool, reservations dropped.
+ * Every 2 MiB offset index of a region is in one of three states:
  *
- * Which slots are still mapped is found from the owner's VMA tree rather
- * than from per-VMA bookkeeping: a VMA can be split, moved by mremap() or
- * mapped over with MAP_FIXED, and only the tree knows the result. Every
- * caller holds the owner's mmap_lock, which keeps the tree stable.
+ *	absent  --reserve-->  reserved  --first use-->  block
+ *	   ^                     |                        |
+ *	   +------ release ------+------------------------+
+ *
+ * Reserving takes one block from the pool's free count, so a fault never
+ * finds the pool empty; first use turns the reservation into a block.
+ *
+ * A /dev/som region has a slot for exactly the indices some live VMA maps:
+ * mmap reserves the missing ones, and when a VMA goes away the slots no
+ * other live VMA still maps are released. Which those are is found from
+ * the owner's VMA tree rather than from per-VMA bookkeeping: a VMA can be
+ * split, moved by mremap() or mapped over with MAP_FIXED, and only the tree
+ * knows the result. Every such caller holds the owner's mmap_lock.
+ *
+ * A som file's slots follow its size instead: growing reserves the new
+ * indices, shrinking and punching holes release them. An absent index
+ * below the size is a hole; touching it reserves and fills it again.
+ *
+ * Blocks are freed only where no page-table entry maps them: a /dev/som
+ * slot is released after its last VMA is unmapped, a som file zaps the
+ * file's mappings first, and faults hold the region lock from looking the
+ * block up until its entry is in.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/mm.h>
 #include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 
@@ -28,6 +42,7 @@
 
 #define SOM_PAGES_PER_BLOCK_SHIFT	(SOM_BLOCK_SHIFT - PAGE_SHIFT)
 #define SOM_PAGES_PER_BLOCK		BIT(SOM_PAGES_PER_BLOCK_SHIFT)
+#define SOM_PAGES_PER_CHUNK		BIT(SOM_CHUNK_SHIFT - PAGE_SHIFT)
 
 /*
  * Slot values are xarray value entries: SOM_SLOT_RESERVED, or the block's
@@ -36,12 +51,17 @@
  */
 #define SOM_SLOT_RESERVED	xa_mk_value(0)
 #define SOM_SLOT_BLOCK		1UL
-#define SOM_SLOT_NEW		XA_MARK_0	/* created by this mmap */
+#define SOM_SLOT_NEW		XA_MARK_0	/* reserved by this call */
 #define SOM_SLOT_KEEP		XA_MARK_1	/* another VMA still maps it */
 
 static void *som_slot(unsigned long bfn)
 {
 	return xa_mk_value(bfn + SOM_SLOT_BLOCK);
+}
+
+static bool som_slot_has_block(void *entry)
+{
+	return entry && entry != SOM_SLOT_RESERVED;
 }
 
 static unsigned long som_slot_bfn(void *entry)
@@ -59,14 +79,42 @@ static pgoff_t som_vma_last(struct vm_area_struct *vma)
 	return (vma->vm_pgoff + vma_pages(vma) - 1) >> SOM_PAGES_PER_BLOCK_SHIFT;
 }
 
+/* The 2 MiB indices below @size; sizes are capped well below overflow. */
+static pgoff_t som_size_indices(loff_t size)
+{
+	return (size + SOM_BLOCK_SIZE - 1) >> SOM_BLOCK_SHIFT;
+}
+
+/* The pages below @size: a partial last page can be mapped, as in files. */
+static pgoff_t som_size_pages(loff_t size)
+{
+	return (size + PAGE_SIZE - 1) >> PAGE_SHIFT;
+}
+
+static bool som_region_is_hole(struct som_region *region, pgoff_t idx)
+{
+	return region->mapping && idx < som_size_indices(region->size);
+}
+
+/* Count blocks held; a som file reports them as its st_blocks. */
+static void som_region_count(struct som_region *region, long nr)
+{
+	region->nr_blocks += nr;
+	if (region->mapping)
+		region->mapping->host->i_blocks =
+			(blkcnt_t)region->nr_blocks << (SOM_BLOCK_SHIFT - 9);
+}
+
 /**
  * som_region_create() - a new, empty region with no owner yet
  * @pool: where its blocks will come from
+ * @mapping: the som file's address_space, or NULL for /dev/som
  *
  * Context: Process context, may sleep.
  * Return: the region, or NULL if out of memory.
  */
-struct som_region *som_region_create(struct som_pool *pool)
+struct som_region *som_region_create(struct som_pool *pool,
+				     struct address_space *mapping)
 {
 	struct som_region *region;
 
@@ -75,13 +123,80 @@ struct som_region *som_region_create(struct som_pool *pool)
 		return NULL;
 	mutex_init(&region->lock);
 	xa_init(&region->slots);
+	region->mapping = mapping;
 	region->pool = pool;
 	return region;
 }
 
 /*
+ * Give every index of [first, last] that has no slot a reserved one, and
+ * reserve a pool block for each: all or nothing. The new slots carry
+ * SOM_SLOT_NEW until som_region_reserved() keeps them or
+ * som_region_unreserve_new() drops them again.
+ */
+static int som_region_reserve(struct som_region *region, pgoff_t first,
+			      pgoff_t last)
+{
+	unsigned long nr = last - first + 1, idx;
+	void *entry;
+	int err;
+
+	lockdep_assert_held(&region->lock);
+	xa_for_each_range(&region->slots, idx, entry, first, last)
+		nr--;
+	err = som_pool_reserve(region->pool, nr);
+	if (err)
+		return err;
+	for (idx = first; idx <= last; idx++) {
+		err = xa_insert(&region->slots, idx, SOM_SLOT_RESERVED,
+				GFP_KERNEL_ACCOUNT);
+		if (err == -EBUSY)
+			continue;
+		if (err)
+			goto err_erase_new;
+		xa_set_mark(&region->slots, idx, SOM_SLOT_NEW);
+	}
+	return 0;
+
+err_erase_new:
+	while (idx-- > first)
+		if (xa_get_mark(&region->slots, idx, SOM_SLOT_NEW))
+			xa_erase(&region->slots, idx);
+	som_pool_unreserve(region->pool, nr);
+	return err;
+}
+
+/* Keep what som_region_reserve() created in [first, last]. */
+static void som_region_reserved(struct som_region *region, pgoff_t first,
+				pgoff_t last)
+{
+	unsigned long idx;
+	void *entry;
+
+	xa_for_each_range(&region->slots, idx, entry, first, last)
+		xa_clear_mark(&region->slots, idx, SOM_SLOT_NEW);
+}
+
+/* Undo what som_region_reserve() created in [first, last]. */
+static void som_region_unreserve_new(struct som_region *region,
+				     pgoff_t first, pgoff_t last)
+{
+	unsigned long idx, nr = 0;
+	void *entry;
+
+	xa_for_each_range(&region->slots, idx, entry, first, last) {
+		if (!xa_get_mark(&region->slots, idx, SOM_SLOT_NEW))
+			continue;
+		xa_erase(&region->slots, idx);
+		nr++;
+	}
+	som_pool_unreserve(region->pool, nr);
+}
+
+/*
  * Release every slot in [first, last] that is not marked SOM_SLOT_KEEP,
- * and clear that mark on the others.
+ * and clear that mark on the others. No page-table entry may map the
+ * blocks any more.
  */
 static void som_region_release(struct som_region *region, pgoff_t first,
 			       pgoff_t last)
@@ -96,10 +211,12 @@ static void som_region_release(struct som_region *region, pgoff_t first,
 			continue;
 		}
 		xa_erase(&region->slots, idx);
-		if (entry == SOM_SLOT_RESERVED)
+		if (!som_slot_has_block(entry)) {
 			nr_reserved++;
-		else
-			som_pool_free_block(region->pool, som_slot_bfn(entry));
+			continue;
+		}
+		som_pool_free_block(region->pool, som_slot_bfn(entry));
+		som_region_count(region, -1);
 	}
 	if (nr_reserved)
 		som_pool_unreserve(region->pool, nr_reserved);
@@ -129,8 +246,9 @@ void som_region_destroy(struct som_region *region)
  * @region: the region
  * @vma: the VMA being created by mmap() in the caller's mm
  *
- * The first mapping makes its mm the region's owner. Slots that no live
- * VMA maps yet are created reserved, and their blocks reserved in the pool.
+ * The first mapping makes its mm the region's owner. For /dev/som, the
+ * slots that no live VMA maps yet are created reserved; a som file's slots
+ * already follow its size.
  *
  * Context: Process context, caller holds the owner's mmap_lock for write.
  * Return: 0, -EPERM if another mm owns the region, -ENOMEM if the pool
@@ -138,8 +256,7 @@ void som_region_destroy(struct som_region *region)
  */
 int som_region_map(struct som_region *region, struct vm_area_struct *vma)
 {
-	pgoff_t first = som_vma_first(vma), last = som_vma_last(vma), idx;
-	unsigned long nr = 0;
+	pgoff_t first = som_vma_first(vma), last = som_vma_last(vma);
 	int err = 0;
 
 	mutex_lock(&region->lock);
@@ -147,36 +264,17 @@ int som_region_map(struct som_region *region, struct vm_area_struct *vma)
 		err = -EPERM;
 		goto out_unlock;
 	}
-	for (idx = first; idx <= last; idx++)
-		if (!xa_load(&region->slots, idx))
-			nr++;
-	err = som_pool_reserve(region->pool, nr);
-	if (err)
-		goto out_unlock;
-	for (idx = first; idx <= last; idx++) {
-		err = xa_insert(&region->slots, idx, SOM_SLOT_RESERVED,
-				GFP_KERNEL_ACCOUNT);
-		if (err == -EBUSY)
-			continue;
+	if (!region->mapping) {
+		err = som_region_reserve(region, first, last);
 		if (err)
-			goto err_erase_new;
-		xa_set_mark(&region->slots, idx, SOM_SLOT_NEW);
+			goto out_unlock;
+		som_region_reserved(region, first, last);
 	}
-	for (idx = first; idx <= last; idx++)
-		xa_clear_mark(&region->slots, idx, SOM_SLOT_NEW);
-
 	if (!region->mm) {
 		mmgrab(vma->vm_mm);
 		region->mm = vma->vm_mm;
 	}
 	region->nr_vmas++;
-	goto out_unlock;
-
-err_erase_new:
-	while (idx-- > first)
-		if (xa_get_mark(&region->slots, idx, SOM_SLOT_NEW))
-			xa_erase(&region->slots, idx);
-	som_pool_unreserve(region->pool, nr);
 out_unlock:
 	mutex_unlock(&region->lock);
 	return err;
@@ -225,10 +323,10 @@ static void som_region_mark_kept(struct som_region *region,
  * @region: the region
  * @vma: the VMA, already unmapped and (outside exit) out of the VMA tree
  *
- * Releases the slots of @vma that no other live VMA maps; when the last
- * VMA goes, every slot. At exit the whole tree is being torn down with
- * VMAs freed as they go, so it is not walked then: the slots are released
- * when the last VMA goes.
+ * For /dev/som, releases the slots of @vma that no other live VMA maps;
+ * when the last VMA goes, every slot. At exit the whole tree is being torn
+ * down with VMAs freed as they go, so it is not walked then: the slots are
+ * released when the last VMA goes. A som file keeps its slots.
  *
  * Context: Process context; caller holds the owner's mmap_lock.
  */
@@ -239,7 +337,9 @@ void som_region_unmap(struct som_region *region, struct vm_area_struct *vma)
 	mmap_assert_locked(vma->vm_mm);
 	mutex_lock(&region->lock);
 	region->nr_vmas--;
-	if (!region->nr_vmas) {
+	if (region->mapping) {
+		/* The file holds the memory. */
+	} else if (!region->nr_vmas) {
 		som_region_release(region, 0, ULONG_MAX);
 	} else if (atomic_read(&vma->vm_mm->mm_users)) {
 		som_region_mark_kept(region, vma, first, last);
@@ -248,56 +348,124 @@ void som_region_unmap(struct som_region *region, struct vm_area_struct *vma)
 	mutex_unlock(&region->lock);
 }
 
-/* Make sure slot @idx holds a block; return its frame number in @bfn. */
+/*
+ * Make sure index @idx holds a block; return its frame number in @bfn.
+ * A som file's hole is reserved first, which fails with -ENOMEM when the
+ * pool is empty.
+ */
 static int som_region_fill(struct som_region *region, pgoff_t idx,
 			   unsigned long *bfn)
 {
 	void *entry = xa_load(&region->slots, idx);
 	unsigned long block;
+	int err;
 
 	lockdep_assert_held(&region->lock);
-	if (!entry)
-		return -EFAULT;
-	if (entry != SOM_SLOT_RESERVED) {
+	if (som_slot_has_block(entry)) {
 		*bfn = som_slot_bfn(entry);
 		return 0;
+	}
+	if (!entry) {
+		if (!som_region_is_hole(region, idx))
+			return -EFAULT;
+		err = som_region_reserve(region, idx, idx);
+		if (err)
+			return err;
+		som_region_reserved(region, idx, idx);
 	}
 	block = som_pool_alloc_block(region->pool);
 	if (block == SOM_NO_BLOCK)
 		return -ENOMEM;
 	/* Replacing a present entry allocates nothing and cannot fail. */
 	xa_store(&region->slots, idx, som_slot(block), GFP_KERNEL);
+	som_region_count(region, 1);
 	*bfn = block;
 	return 0;
 }
 
+/*
+ * Back the SOM_BLOCKS_PER_CHUNK indices from @first (1 GiB aligned) with
+ * the blocks of one chunk, in order. Succeeds if they already are, or if
+ * none holds a block yet and the pool has a whole free chunk.
+ */
+static int som_region_fill_chunk(struct som_region *region, pgoff_t first,
+				 unsigned long *base)
+{
+	pgoff_t last = first + SOM_BLOCKS_PER_CHUNK - 1, i;
+	unsigned long bfn = SOM_NO_BLOCK, nr_blocks = 0;
+	void *entry;
+	int err;
+
+	lockdep_assert_held(&region->lock);
+	for (i = 0; i < SOM_BLOCKS_PER_CHUNK; i++) {
+		entry = xa_load(&region->slots, first + i);
+		if (!entry && !som_region_is_hole(region, first + i))
+			return -EFAULT;
+		if (!som_slot_has_block(entry))
+			continue;
+		if (i == 0)
+			bfn = som_slot_bfn(entry);
+		if (bfn == SOM_NO_BLOCK || som_slot_bfn(entry) != bfn + i ||
+		    !IS_ALIGNED(bfn, SOM_BLOCKS_PER_CHUNK))
+			return -ENOSPC;
+		nr_blocks++;
+	}
+	if (nr_blocks == SOM_BLOCKS_PER_CHUNK)
+		goto out;
+	if (nr_blocks)
+		return -ENOSPC;
+
+	err = som_region_reserve(region, first, last);
+	if (err)
+		return -ENOSPC;
+	bfn = som_pool_alloc_chunk(region->pool);
+	if (bfn == SOM_NO_BLOCK) {
+		som_region_unreserve_new(region, first, last);
+		return -ENOSPC;
+	}
+	som_region_reserved(region, first, last);
+	for (i = 0; i < SOM_BLOCKS_PER_CHUNK; i++)
+		xa_store(&region->slots, first + i, som_slot(bfn + i),
+			 GFP_KERNEL);
+	som_region_count(region, SOM_BLOCKS_PER_CHUNK);
+out:
+	*base = bfn;
+	return 0;
+}
+
 /**
- * som_region_block() - the page frame backing one page of the region
+ * som_region_block() - the page frames backing pages of the region
  * @region: the region
  * @pgoff: page offset in the region
- * @pfn: the frame; the whole 2 MiB block around it is backed contiguously
+ * @nr_pages: pages from @pgoff that will be mapped, all in @pgoff's block
+ * @pfn: the frame of @pgoff; the whole 2 MiB block around it is backed
+ *	contiguously
  *
  * Allocates the block on first use, from the slot's reservation.
  *
  * Context: Process context, may sleep (the allocation may zero 2 MiB).
- * Return: 0, or -EFAULT if no VMA maps @pgoff.
+ * Caller holds the region lock until the frames are mapped.
+ * Return: 0; -ENOSPC if @nr_pages > 1 and they reach past the end of a
+ * som file; -EFAULT if @pgoff is past the end of a som file or no VMA maps
+ * it; -ENOMEM if a hole cannot be filled because the pool is empty.
  */
 int som_region_block(struct som_region *region, pgoff_t pgoff,
-		     unsigned long *pfn)
+		     unsigned long nr_pages, unsigned long *pfn)
 {
 	unsigned long bfn;
 	int err;
 
-	mutex_lock(&region->lock);
+	lockdep_assert_held(&region->lock);
+	if (region->mapping && pgoff + nr_pages > som_size_pages(region->size))
+		return nr_pages > 1 ? -ENOSPC : -EFAULT;
 	err = som_region_fill(region, pgoff >> SOM_PAGES_PER_BLOCK_SHIFT, &bfn);
-	mutex_unlock(&region->lock);
 	if (!err)
 		*pfn = som_bfn_to_pfn(bfn) + (pgoff & (SOM_PAGES_PER_BLOCK - 1));
 	return err;
 }
 
 /**
- * som_region_chunk() - the frame backing a whole 1 GiB of the region
+ * som_region_chunk() - the frames backing a whole 1 GiB of the region
  * @region: the region
  * @pgoff: page offset in the region, 1 GiB aligned
  * @pfn: the first frame of a physically contiguous, 1 GiB aligned GiB
@@ -306,54 +474,25 @@ int som_region_block(struct som_region *region, pgoff_t pgoff,
  * chunk in order, or if none holds a block yet and the pool has a whole
  * free chunk, which is then allocated.
  *
- * Context: Process context, may sleep (it may zero up to 1 GiB).
+ * Context: Process context, may sleep (it may zero up to 1 GiB). Caller
+ * holds the region lock until the frames are mapped.
  * Return: 0, -ENOSPC if the GiB cannot be backed by one chunk (the caller
  * maps smaller pieces), or -EFAULT if no VMA maps the whole GiB.
  */
 int som_region_chunk(struct som_region *region, pgoff_t pgoff,
 		     unsigned long *pfn)
 {
-	pgoff_t first = pgoff >> SOM_PAGES_PER_BLOCK_SHIFT, i;
-	unsigned long base = SOM_NO_BLOCK, nr_reserved = 0;
-	int err = 0;
-	void *entry;
+	unsigned long base;
+	int err;
 
-	mutex_lock(&region->lock);
-	for (i = 0; i < SOM_BLOCKS_PER_CHUNK; i++) {
-		entry = xa_load(&region->slots, first + i);
-		if (!entry) {
-			err = -EFAULT;
-			goto out_unlock;
-		}
-		if (entry == SOM_SLOT_RESERVED) {
-			nr_reserved++;
-			continue;
-		}
-		if (i == 0)
-			base = som_slot_bfn(entry);
-		if (base == SOM_NO_BLOCK || som_slot_bfn(entry) != base + i ||
-		    !IS_ALIGNED(base, SOM_BLOCKS_PER_CHUNK)) {
-			err = -ENOSPC;
-			goto out_unlock;
-		}
-	}
-	if (nr_reserved && nr_reserved != SOM_BLOCKS_PER_CHUNK) {
-		err = -ENOSPC;
-		goto out_unlock;
-	}
-	if (nr_reserved) {
-		base = som_pool_alloc_chunk(region->pool);
-		if (base == SOM_NO_BLOCK) {
-			err = -ENOSPC;
-			goto out_unlock;
-		}
-		for (i = 0; i < SOM_BLOCKS_PER_CHUNK; i++)
-			xa_store(&region->slots, first + i, som_slot(base + i),
-				 GFP_KERNEL);
-	}
-	*pfn = som_bfn_to_pfn(base);
-out_unlock:
-	mutex_unlock(&region->lock);
+	lockdep_assert_held(&region->lock);
+	if (region->mapping &&
+	    pgoff + SOM_PAGES_PER_CHUNK > som_size_pages(region->size))
+		return -ENOSPC;
+	err = som_region_fill_chunk(region, pgoff >> SOM_PAGES_PER_BLOCK_SHIFT,
+				    &base);
+	if (!err)
+		*pfn = som_bfn_to_pfn(base);
 	return err;
 }
 
@@ -369,7 +508,8 @@ out_unlock:
  * allocates it as a fault would.
  *
  * Context: Process context, may sleep.
- * Return: bytes copied, or -EFAULT if no VMA maps @pos.
+ * Return: bytes copied, or -EFAULT if no VMA maps @pos, @pos is past the
+ * end of a som file or a hole cannot be filled.
  */
 int som_region_access(struct som_region *region, loff_t pos, void *buf,
 		      int len, bool write)
@@ -381,14 +521,22 @@ int som_region_access(struct som_region *region, loff_t pos, void *buf,
 
 	len = min_t(int, len, PAGE_SIZE - offset_in_page(pos));
 	mutex_lock(&region->lock);
+	if (region->mapping &&
+	    (pos >> PAGE_SHIFT) >= som_size_pages(region->size)) {
+		err = -EFAULT;
+		goto out_unlock;
+	}
 	entry = xa_load(&region->slots, idx);
-	if (entry == SOM_SLOT_RESERVED && !write) {
+	if (!som_slot_has_block(entry) && !write &&
+	    (entry || som_region_is_hole(region, idx))) {
 		memset(buf, 0, len);
 		goto out_unlock;
 	}
 	err = som_region_fill(region, idx, &bfn);
-	if (err)
+	if (err) {
+		err = -EFAULT;
 		goto out_unlock;
+	}
 	vaddr = som_pool_block_vaddr(region->pool, bfn);
 	if (WARN_ON_ONCE(!vaddr)) {
 		err = -EFAULT;
@@ -402,4 +550,164 @@ int som_region_access(struct som_region *region, loff_t pos, void *buf,
 out_unlock:
 	mutex_unlock(&region->lock);
 	return err ? err : len;
+}
+
+/**
+ * som_region_may_modify() - may the caller change a som file's memory?
+ * @region: the region of a som file
+ *
+ * Once a process has mapped a som file, only that process may resize it,
+ * allocate or punch holes; before, anyone holding the file may.
+ *
+ * Context: Caller holds the region lock.
+ * Return: 0 or -EPERM.
+ */
+int som_region_may_modify(struct som_region *region)
+{
+	lockdep_assert_held(&region->lock);
+	return region->mm && region->mm != current->mm ? -EPERM : 0;
+}
+
+/* Zero [from, to) where blocks back it; reserved memory is zero anyway. */
+static void som_region_zero(struct som_region *region, loff_t from, loff_t to)
+{
+	pgoff_t idx;
+	loff_t end;
+	void *entry;
+
+	for (; from < to; from = end) {
+		idx = from >> SOM_BLOCK_SHIFT;
+		end = min_t(loff_t, to, (loff_t)(idx + 1) << SOM_BLOCK_SHIFT);
+		entry = xa_load(&region->slots, idx);
+		if (!som_slot_has_block(entry))
+			continue;
+		memset(som_pool_block_vaddr(region->pool, som_slot_bfn(entry)) +
+		       (from & (SOM_BLOCK_SIZE - 1)), 0, end - from);
+	}
+}
+
+/*
+ * Zap every user mapping of [from, to) of a som file, page aligned. Only
+ * the owner maps it, and splitting a 1 GiB entry needs its mmap_lock.
+ */
+static void som_region_zap(struct som_region *region, loff_t from, loff_t to)
+{
+	if (region->mm)
+		mmap_assert_locked(region->mm);
+	if (from < to)
+		unmap_mapping_range(region->mapping, from, to - from, 1);
+}
+
+/**
+ * som_region_resize() - change the size of a som file
+ * @region: the region of a som file
+ * @size: the new size in bytes, at most MAX_LFS_FILESIZE rounded down to
+ *	2 MiB
+ *
+ * Growing reserves the new 2 MiB indices. Shrinking zaps the mappings past
+ * the new end, releases the indices wholly past it and zeroes the rest of
+ * the last block, so that growing again reads zeros there.
+ *
+ * Context: Process context, may sleep. Caller holds the file's i_rwsem,
+ * the owner's mmap_lock if the file has one, and the region lock.
+ * Return: 0, or -ENOMEM if the pool cannot reserve the memory.
+ */
+int som_region_resize(struct som_region *region, loff_t size)
+{
+	pgoff_t old_nr = som_size_indices(region->size);
+	pgoff_t new_nr = som_size_indices(size);
+	int err;
+
+	lockdep_assert_held(&region->lock);
+	if (new_nr > old_nr) {
+		err = som_region_reserve(region, old_nr, new_nr - 1);
+		if (err)
+			return err;
+		som_region_reserved(region, old_nr, new_nr - 1);
+	}
+	if (size < region->size) {
+		som_region_zap(region, PAGE_ALIGN(size), region->size);
+		if (new_nr < old_nr)
+			som_region_release(region, new_nr, ULONG_MAX);
+		som_region_zero(region, size,
+				min_t(loff_t, region->size,
+				      (loff_t)new_nr << SOM_BLOCK_SHIFT));
+	}
+	region->size = size;
+	return 0;
+}
+
+/**
+ * som_region_allocate() - back [from, to) of a som file with blocks
+ * @region: the region of a som file
+ * @from: first byte
+ * @to: end, at most the file size
+ *
+ * Fills holes and reservations with zeroed blocks, whole chunks where a
+ * 1 GiB aligned GiB of the file is covered and none of it is allocated
+ * yet, so that the first touch of a GiB is one fault that maps 1 GiB.
+ *
+ * Context: Process context, may sleep (it zeroes memory the worker has not
+ * zeroed yet). Caller holds the region lock.
+ * Return: 0; -ENOMEM if the pool cannot reserve the holes; -EINTR if a
+ * fatal signal stopped it (what was done stays done).
+ */
+int som_region_allocate(struct som_region *region, loff_t from, loff_t to)
+{
+	pgoff_t idx = from >> SOM_BLOCK_SHIFT, last;
+	unsigned long bfn;
+	int err;
+
+	lockdep_assert_held(&region->lock);
+	if (from >= to)
+		return 0;
+	last = (to - 1) >> SOM_BLOCK_SHIFT;
+	err = som_region_reserve(region, idx, last);
+	if (err)
+		return err;
+	som_region_reserved(region, idx, last);
+	while (idx <= last) {
+		if (IS_ALIGNED(idx, SOM_BLOCKS_PER_CHUNK) &&
+		    last - idx >= SOM_BLOCKS_PER_CHUNK - 1 &&
+		    !som_region_fill_chunk(region, idx, &bfn)) {
+			idx += SOM_BLOCKS_PER_CHUNK;
+			continue;
+		}
+		err = som_region_fill(region, idx, &bfn);
+		if (err)
+			return err;
+		idx++;
+		if (fatal_signal_pending(current))
+			return -EINTR;
+	}
+	return 0;
+}
+
+/**
+ * som_region_punch() - make [from, to) of a som file a hole
+ * @region: the region of a som file
+ * @from: first byte
+ * @to: end, at most the file size
+ *
+ * The 2 MiB blocks wholly inside go back to the pool (their mappings are
+ * zapped first, reservations are dropped too); the parts of blocks at
+ * either end are zeroed in place. Either way the range reads as zeros.
+ *
+ * Context: Process context, may sleep. Caller holds the owner's mmap_lock
+ * if the file has one, and the region lock.
+ */
+void som_region_punch(struct som_region *region, loff_t from, loff_t to)
+{
+	pgoff_t first = som_size_indices(from), end = to >> SOM_BLOCK_SHIFT;
+
+	lockdep_assert_held(&region->lock);
+	if (first >= end) {
+		som_region_zero(region, from, to);
+		return;
+	}
+	som_region_zero(region, from, (loff_t)first << SOM_BLOCK_SHIFT);
+	som_region_zap(region, (loff_t)first << SOM_BLOCK_SHIFT,
+		       (loff_t)end << SOM_BLOCK_SHIFT);
+	som_region_release(region, first, end - 1);
+	som_region_zero(region, (loff_t)end << SOM_BLOCK_SHIFT, to);
 }

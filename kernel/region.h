@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * A som region: what one open of /dev/som owns. Its table, from 2 MiB
- * offset index to pool block, is the truth; page tables are only a cache
- * of it and may be zapped and refaulted at any time.
+ * A som region: the memory behind one open /dev/som file or one som file.
+ * Its table, from 2 MiB offset index to pool block, is the truth; page
+ * tables are only a cache of it and may be zapped and refaulted at any time.
  */
 #ifndef _SOM_REGION_H
 #define _SOM_REGION_H
 
+#include <linux/fs.h>
 #include <linux/mm_types.h>
 #include <linux/mutex.h>
 #include <linux/xarray.h>
@@ -15,14 +16,25 @@ struct som_pool;
 
 /**
  * struct som_region - one region and its owner
- * @lock:	protects @slots, @mm and @nr_vmas. Lock order: the owner's
- *		mmap_lock, then @lock, then the pool lock.
- * @slots:	2 MiB index (file offset >> 21) -> slot: present exactly for
- *		the indices some live VMA maps; either reserved (no block yet)
- *		or holding the block that backs the index
+ * @lock:	protects every field below but @mapping and @pool, and is held
+ *		from looking a block up until its page-table entry is in, so
+ *		that nothing frees a block a fault is about to map. Lock
+ *		order: a som file's i_rwsem, then the owner's mmap_lock (or
+ *		VMA lock, in a fault), then @lock, then the file's
+ *		i_mmap_rwsem and page-table locks, or the pool lock.
+ * @slots:	2 MiB index (byte offset >> 21) -> slot: absent, reserved
+ *		(capacity promised, no block yet) or holding the block that
+ *		backs the index
  * @mm:		the owner: the mm of the first mmap(), pinned with mmgrab()
  *		so that its address cannot be reused by another process
  * @nr_vmas:	live VMAs mapping this region
+ * @nr_blocks:	slots holding a block
+ * @size:	som files: the file size; an index below it without a slot
+ *		is a hole, an index at or above it is past EOF
+ * @mapping:	som files: the file's address_space, through which every
+ *		user mapping of a block is zapped before the block is freed.
+ *		NULL for a /dev/som region, whose slots live exactly as long
+ *		as some VMA maps them.
  * @pool:	where the blocks come from
  */
 struct som_region {
@@ -30,19 +42,43 @@ struct som_region {
 	struct xarray slots;
 	struct mm_struct *mm;
 	unsigned long nr_vmas;
+	unsigned long nr_blocks;
+	loff_t size;
+	struct address_space *mapping;
 	struct som_pool *pool;
 };
 
-struct som_region *som_region_create(struct som_pool *pool);
+struct som_region *som_region_create(struct som_pool *pool,
+				     struct address_space *mapping);
 void som_region_destroy(struct som_region *region);
+
+static inline void som_region_lock(struct som_region *region)
+{
+	mutex_lock(&region->lock);
+}
+
+static inline void som_region_unlock(struct som_region *region)
+{
+	mutex_unlock(&region->lock);
+}
+
+/* VMA life cycle */
 int som_region_map(struct som_region *region, struct vm_area_struct *vma);
 void som_region_open(struct som_region *region);
 void som_region_unmap(struct som_region *region, struct vm_area_struct *vma);
+
+/* Faults and debugger access */
 int som_region_block(struct som_region *region, pgoff_t pgoff,
-		     unsigned long *pfn);
+		     unsigned long nr_pages, unsigned long *pfn);
 int som_region_chunk(struct som_region *region, pgoff_t pgoff,
 		     unsigned long *pfn);
 int som_region_access(struct som_region *region, loff_t pos, void *buf,
 		      int len, bool write);
+
+/* som files */
+int som_region_may_modify(struct som_region *region);
+int som_region_resize(struct som_region *region, loff_t size);
+int som_region_allocate(struct som_region *region, loff_t from, loff_t to);
+void som_region_punch(struct som_region *region, loff_t from, loff_t to);
 
 #endif /* _SOM_REGION_H */

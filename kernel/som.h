@@ -4,6 +4,8 @@
 #define _SOM_H
 
 #include <linux/atomic.h>
+#include <linux/compiler_types.h>
+#include <linux/fs.h>
 #include <linux/mm_types.h>
 
 #include "pool.h"
@@ -23,16 +25,29 @@ struct som_fault_stats {
 	atomic_long_t pte;
 };
 
-/* fault.c */
+struct som_region;
+struct som_mapping;
+struct som_file_args;
+
+/* vma.c */
 extern const struct vm_operations_struct som_vm_ops;
 extern struct som_fault_stats som_fault_stats;
+int som_vma_mmap(struct som_region *region, struct vm_area_struct *vma);
+unsigned long som_get_unmapped_area(struct file *file, unsigned long addr,
+				    unsigned long len, unsigned long pgoff,
+				    unsigned long flags);
 
 /* pgsize.c */
 unsigned long som_mapped_size(struct mm_struct *mm, unsigned long addr);
+long som_ioctl_mapping(struct som_region *region,
+		       struct som_mapping __user *uarg);
 
 /* dev.c */
 int som_dev_register(void);
 void som_dev_unregister(void);
+
+/* file.c */
+long som_file_create(struct som_file_args __user *uarg);
 
 /* sysfs.c */
 int som_sysfs_init(void);

@@ -85,6 +85,19 @@ static inline long long som_page_size(int fd, const void *addr)
 	return (long long)m.page_size;
 }
 
+/* A new som file of @size bytes made through /dev/som fd @dev, or -errno. */
+static inline int som_file(int dev, uint64_t size, uint32_t flags)
+{
+	struct som_file_args args;
+	int fd;
+
+	memset(&args, 0, sizeof(args));
+	args.size = size;
+	args.flags = flags;
+	fd = ioctl(dev, SOM_IOC_FILE, &args);
+	return fd < 0 ? -errno : fd;
+}
+
 /* The value the pattern puts at byte offset @off, for seed @seed. */
 static inline uint64_t som_pattern(uint64_t seed, size_t off)
 {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The som VMA: page faults, debugger access and VMA life cycle.
+ * The som VMA, whether it maps /dev/som or a som file: its creation and
+ * placement, page faults, debugger access and life cycle.
  *
  * A fault maps the largest entry that fits: 1 GiB where the VMA covers the
  * whole naturally aligned GiB around the address (at the same alignment in
@@ -13,6 +14,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/mm.h>
+#include <linux/mman.h>
 #include <linux/pagemap.h>
 #include <linux/pfn_t.h>
 
@@ -62,36 +64,42 @@ static bool som_fault_upgrade(struct vm_fault *vmf, bool leaf)
 	return (vmf->flags & FAULT_FLAG_WRITE) && leaf;
 }
 
+/*
+ * -ENOSPC: the entry does not fit, try a smaller one. Anything else is
+ * SIGBUS: past the end of a som file, or a punched hole of a som file that
+ * the empty pool cannot fill again (as on a full tmpfs).
+ */
 static vm_fault_t som_fault_error(int err)
 {
-	switch (err) {
-	case -ENOSPC:
-		return VM_FAULT_FALLBACK;
-	case -ENOMEM:
-		return VM_FAULT_OOM;
-	default:
-		return VM_FAULT_SIGBUS;
-	}
+	return err == -ENOSPC ? VM_FAULT_FALLBACK : VM_FAULT_SIGBUS;
 }
 
 static vm_fault_t som_fault_pud(struct vm_fault *vmf)
 {
 #ifdef CONFIG_HAVE_ARCH_TRANSPARENT_HUGEPAGE_PUD
+	struct som_region *region = vmf->vma->vm_private_data;
+	bool write = som_fault_upgrade(vmf, pud_leaf(pudp_get(vmf->pud)));
 	unsigned long pfn;
+	vm_fault_t ret;
 	pgoff_t pgoff;
 	int err;
 
 	if (!som_has_pud_pages())
 		return VM_FAULT_FALLBACK;
 	err = som_fault_piece(vmf, PUD_ORDER, &pgoff);
-	if (!err)
-		err = som_region_chunk(vmf->vma->vm_private_data, pgoff, &pfn);
 	if (err)
 		return som_fault_error(err);
-	atomic_long_inc(&som_fault_stats.pud);
-	return vmf_insert_pfn_pud(vmf, __pfn_to_pfn_t(pfn, PFN_DEV),
-				  som_fault_upgrade(vmf,
-						    pud_leaf(pudp_get(vmf->pud))));
+	som_region_lock(region);
+	err = som_region_chunk(region, pgoff, &pfn);
+	if (err) {
+		ret = som_fault_error(err);
+	} else {
+		atomic_long_inc(&som_fault_stats.pud);
+		ret = vmf_insert_pfn_pud(vmf, __pfn_to_pfn_t(pfn, PFN_DEV),
+					 write);
+	}
+	som_region_unlock(region);
+	return ret;
 #else
 	return VM_FAULT_FALLBACK;
 #endif
@@ -99,30 +107,44 @@ static vm_fault_t som_fault_pud(struct vm_fault *vmf)
 
 static vm_fault_t som_fault_pmd(struct vm_fault *vmf)
 {
+	struct som_region *region = vmf->vma->vm_private_data;
+	bool write = som_fault_upgrade(vmf, pmd_leaf(vmf->orig_pmd));
 	unsigned long pfn;
+	vm_fault_t ret;
 	pgoff_t pgoff;
 	int err;
 
 	err = som_fault_piece(vmf, PMD_ORDER, &pgoff);
-	if (!err)
-		err = som_region_block(vmf->vma->vm_private_data, pgoff, &pfn);
 	if (err)
 		return som_fault_error(err);
-	atomic_long_inc(&som_fault_stats.pmd);
-	return vmf_insert_pfn_pmd(vmf, __pfn_to_pfn_t(pfn, PFN_DEV),
-				  som_fault_upgrade(vmf, pmd_leaf(vmf->orig_pmd)));
+	som_region_lock(region);
+	err = som_region_block(region, pgoff, PTRS_PER_PMD, &pfn);
+	if (err) {
+		ret = som_fault_error(err);
+	} else {
+		atomic_long_inc(&som_fault_stats.pmd);
+		ret = vmf_insert_pfn_pmd(vmf, __pfn_to_pfn_t(pfn, PFN_DEV),
+					 write);
+	}
+	som_region_unlock(region);
+	return ret;
 }
 
 static vm_fault_t som_fault_pte(struct vm_fault *vmf)
 {
+	struct som_region *region = vmf->vma->vm_private_data;
 	unsigned long pfn;
 	vm_fault_t ret;
 	int err;
 
-	err = som_region_block(vmf->vma->vm_private_data, vmf->pgoff, &pfn);
-	if (err)
+	som_region_lock(region);
+	err = som_region_block(region, vmf->pgoff, 1, &pfn);
+	if (err) {
+		som_region_unlock(region);
 		return som_fault_error(err);
+	}
 	ret = vmf_insert_pfn(vmf->vma, vmf->address & PAGE_MASK, pfn);
+	som_region_unlock(region);
 	/*
 	 * Another thread's fault may have put a 2 MiB or 1 GiB entry here
 	 * meanwhile (faults run under the VMA lock only); then there is no
@@ -223,3 +245,65 @@ const struct vm_operations_struct som_vm_ops = {
 	.huge_fault = som_vm_huge_fault,
 	.access = som_vm_access,
 };
+
+/**
+ * som_vma_mmap() - make @vma a som VMA of @region
+ * @region: the region of the file being mapped
+ * @vma: the VMA mmap() is creating
+ *
+ * The VMA is VM_PFNMAP (no struct page behind it, GUP refuses it), VM_IO
+ * (so that MADV_DOFORK cannot clear VM_DONTCOPY), VM_DONTCOPY (fork never
+ * gives a child the memory), VM_DONTDUMP and VM_DONTEXPAND (mremap() could
+ * not grow a VM_PFNMAP VMA anyway).
+ *
+ * Context: Process context, caller holds current's mmap_lock for write.
+ * Return: 0, -EINVAL for a private mapping, or som_region_map()'s error.
+ */
+int som_vma_mmap(struct som_region *region, struct vm_area_struct *vma)
+{
+	int err;
+
+	if (!(vma->vm_flags & VM_MAYSHARE))
+		return -EINVAL;
+	err = som_region_map(region, vma);
+	if (err)
+		return err;
+	vm_flags_set(vma, VM_PFNMAP | VM_IO | VM_DONTCOPY | VM_DONTDUMP |
+			  VM_DONTEXPAND | VM_HUGEPAGE);
+	vma->vm_ops = &som_vm_ops;
+	vma->vm_private_data = region;
+	return 0;
+}
+
+/**
+ * som_get_unmapped_area() - place a som mapping where huge entries fit
+ * @file: the file being mapped
+ * @addr: the caller's hint, or 0
+ * @len: length of the mapping
+ * @pgoff: page offset in the file
+ * @flags: mmap() flags
+ *
+ * Places mappings of at least 1 GiB (2 MiB) at a virtual address with the
+ * same 1 GiB (2 MiB) alignment as their file offset, so that they can be
+ * mapped with 1 GiB (2 MiB) entries. A caller's address hint wins.
+ *
+ * Context: Process context, caller holds current's mmap_lock for write.
+ * Return: the address, or a negative error.
+ */
+unsigned long som_get_unmapped_area(struct file *file, unsigned long addr,
+				    unsigned long len, unsigned long pgoff,
+				    unsigned long flags)
+{
+	unsigned long align = len >= PUD_SIZE ? PUD_SIZE : PMD_SIZE;
+	unsigned long off = pgoff << PAGE_SHIFT, ret;
+
+	if (addr || (flags & MAP_FIXED) || len < PMD_SIZE || len + align < len)
+		goto out;
+	ret = mm_get_unmapped_area(current->mm, file, 0, len + align, pgoff,
+				   flags);
+	if (IS_ERR_VALUE(ret))
+		goto out;
+	return ret + ((off - ret) & (align - 1));
+out:
+	return mm_get_unmapped_area(current->mm, file, addr, len, pgoff, flags);
+}
