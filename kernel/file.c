@@ -40,35 +40,38 @@ static int som_file_errno(int err)
 }
 
 /*
- * Lock what changing a som file's memory needs: current's mmap_lock, then
- * the region. Only the owner may change the file once it is mapped, and
- * only the owner's mm maps it, so that is the mmap_lock of every mapping
- * the change may zap; zapping part of a 1 GiB entry splits it, which the
- * core does only under mmap_lock. Holding it also keeps a first mmap() by
- * current from racing with the change.
+ * Lock what changing a som file's memory needs: for a change that frees
+ * mapped memory (@zap: shrinking, punching a hole), current's mmap_lock
+ * for write, then the region. Only the owner may change the file once it
+ * is mapped, and only the owner's mm maps it, so that is the mmap_lock of
+ * every mapping the change zaps. It must be the write lock: munmap()
+ * clears page tables under the read lock and flushes the TLB only after,
+ * so under a read lock a block could be freed while another CPU still
+ * caches a translation to it. Zapping part of a 1 GiB entry also splits
+ * it, which the core does only under mmap_lock.
  */
-static int som_file_lock(struct som_region *region)
+static int som_file_lock(struct som_region *region, bool zap)
 {
-	struct mm_struct *mm = current->mm;
+	struct mm_struct *mm = zap ? current->mm : NULL;
 	int err;
 
-	if (mm && mmap_read_lock_killable(mm))
+	if (mm && mmap_write_lock_killable(mm))
 		return -EINTR;
 	som_region_lock(region);
 	err = som_region_may_modify(region);
 	if (err) {
 		som_region_unlock(region);
 		if (mm)
-			mmap_read_unlock(mm);
+			mmap_write_unlock(mm);
 	}
 	return err;
 }
 
-static void som_file_unlock(struct som_region *region)
+static void som_file_unlock(struct som_region *region, bool zap)
 {
 	som_region_unlock(region);
-	if (current->mm)
-		mmap_read_unlock(current->mm);
+	if (zap && current->mm)
+		mmap_write_unlock(current->mm);
 }
 
 static int som_file_release(struct inode *inode, struct file *file)
@@ -93,8 +96,9 @@ static long som_file_fallocate(struct file *file, int mode, loff_t offset,
 			       loff_t len)
 {
 	struct som_region *region = file->private_data;
+	bool punch = mode & FALLOC_FL_PUNCH_HOLE, zap;
 	struct inode *inode = file_inode(file);
-	loff_t end = offset + len;
+	loff_t end = offset + len, size;
 	int err;
 
 	if (mode & ~(FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE))
@@ -103,25 +107,30 @@ static long som_file_fallocate(struct file *file, int mode, loff_t offset,
 		return -EFBIG;
 
 	inode_lock(inode);
-	err = som_file_lock(region);
+	/* Extending may have to shrink back on failure. */
+	zap = punch || (!(mode & FALLOC_FL_KEEP_SIZE) && end > inode->i_size);
+	err = som_file_lock(region, zap);
 	if (err)
 		goto out_inode_unlock;
-	if (mode & FALLOC_FL_PUNCH_HOLE) {
-		if (offset < region->size)
-			som_region_punch(region, offset,
-					 min(end, region->size));
+	size = region->size;
+	if (punch) {
+		if (offset < size)
+			som_region_punch(region, offset, min(end, size));
 		goto out_unlock;
 	}
-	if (!(mode & FALLOC_FL_KEEP_SIZE) && end > region->size) {
+	if (!(mode & FALLOC_FL_KEEP_SIZE) && end > size) {
 		err = som_region_resize(region, end);
 		if (err)
 			goto out_unlock;
-		i_size_write(inode, end);
 	}
 	/* Memory is never held past EOF: KEEP_SIZE allocates up to it. */
 	err = som_region_allocate(region, offset, min(end, region->size));
+	/* A failed call leaves the size alone (nothing past it is mapped). */
+	if (err && region->size != size)
+		som_region_resize(region, size);
+	i_size_write(inode, region->size);
 out_unlock:
-	som_file_unlock(region);
+	som_file_unlock(region, zap);
 out_inode_unlock:
 	inode_unlock(inode);
 	return som_file_errno(err);
@@ -157,6 +166,7 @@ static int som_file_setattr(struct mnt_idmap *idmap, struct dentry *dentry,
 {
 	struct inode *inode = d_inode(dentry);
 	struct som_region *region = inode->i_private;
+	bool shrink;
 	int err;
 
 	err = setattr_prepare(idmap, dentry, attr);
@@ -167,11 +177,12 @@ static int som_file_setattr(struct mnt_idmap *idmap, struct dentry *dentry,
 			return -EBADF;
 		if (attr->ia_size > SOM_FILE_MAX_BYTES)
 			return -EFBIG;
-		err = som_file_lock(region);
+		shrink = attr->ia_size < inode->i_size;
+		err = som_file_lock(region, shrink);
 		if (err)
 			return err;
 		err = som_region_resize(region, attr->ia_size);
-		som_file_unlock(region);
+		som_file_unlock(region, shrink);
 		if (err)
 			return som_file_errno(err);
 		i_size_write(inode, attr->ia_size);

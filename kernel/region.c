@@ -588,12 +588,13 @@ static void som_region_zero(struct som_region *region, loff_t from, loff_t to)
 
 /*
  * Zap every user mapping of [from, to) of a som file, page aligned. Only
- * the owner maps it, and splitting a 1 GiB entry needs its mmap_lock.
+ * the owner maps it; see som_file_lock() for why its mmap_lock is held
+ * for write.
  */
 static void som_region_zap(struct som_region *region, loff_t from, loff_t to)
 {
-	if (region->mm)
-		mmap_assert_locked(region->mm);
+	if (region->mm && region->nr_vmas)
+		mmap_assert_write_locked(region->mm);
 	if (from < to)
 		unmap_mapping_range(region->mapping, from, to - from, 1);
 }
@@ -604,12 +605,14 @@ static void som_region_zap(struct som_region *region, loff_t from, loff_t to)
  * @size: the new size in bytes, at most MAX_LFS_FILESIZE rounded down to
  *	2 MiB
  *
- * Growing reserves the new 2 MiB indices. Shrinking zaps the mappings past
- * the new end, releases the indices wholly past it and zeroes the rest of
- * the last block, so that growing again reads zeros there.
+ * Growing reserves the new 2 MiB indices and zeroes what a mapping wrote
+ * past the old end in its last page. Shrinking zaps the mappings past the
+ * new end, releases the indices wholly past it and zeroes the rest of the
+ * last block, so that growing again reads zeros there.
  *
- * Context: Process context, may sleep. Caller holds the file's i_rwsem,
- * the owner's mmap_lock if the file has one, and the region lock.
+ * Context: Process context, may sleep. Caller holds the file's i_rwsem
+ * and the region lock, and when shrinking a mapped file, the owner's
+ * mmap_lock for write.
  * Return: 0, or -ENOMEM if the pool cannot reserve the memory.
  */
 int som_region_resize(struct som_region *region, loff_t size)
@@ -625,7 +628,11 @@ int som_region_resize(struct som_region *region, loff_t size)
 			return err;
 		som_region_reserved(region, old_nr, new_nr - 1);
 	}
-	if (size < region->size) {
+	if (size > region->size) {
+		/* What was written past EOF in its mapped last page. */
+		som_region_zero(region, region->size,
+				min_t(loff_t, size, PAGE_ALIGN(region->size)));
+	} else if (size < region->size) {
 		som_region_zap(region, PAGE_ALIGN(size), region->size);
 		if (new_nr < old_nr)
 			som_region_release(region, new_nr, ULONG_MAX);
@@ -679,6 +686,7 @@ int som_region_allocate(struct som_region *region, loff_t from, loff_t to)
 		idx++;
 		if (fatal_signal_pending(current))
 			return -EINTR;
+		cond_resched();
 	}
 	return 0;
 }
@@ -693,8 +701,8 @@ int som_region_allocate(struct som_region *region, loff_t from, loff_t to)
  * zapped first, reservations are dropped too); the parts of blocks at
  * either end are zeroed in place. Either way the range reads as zeros.
  *
- * Context: Process context, may sleep. Caller holds the owner's mmap_lock
- * if the file has one, and the region lock.
+ * Context: Process context, may sleep. Caller holds the region lock and,
+ * if the file is mapped, the owner's mmap_lock for write.
  */
 void som_region_punch(struct som_region *region, loff_t from, loff_t to)
 {

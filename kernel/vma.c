@@ -210,9 +210,20 @@ static void som_vm_zap_sources(struct vm_area_struct *vma)
  */
 static void som_vm_open(struct vm_area_struct *vma)
 {
-	som_region_open(vma->vm_private_data);
-	if (!find_vma_intersection(vma->vm_mm, vma->vm_start, vma->vm_end))
-		som_vm_zap_sources(vma);
+	struct som_region *region = vma->vm_private_data;
+
+	som_region_open(region);
+	if (find_vma_intersection(vma->vm_mm, vma->vm_start, vma->vm_end))
+		return;
+	/*
+	 * Under the region lock: a fault on another VMA of the region (under
+	 * its VMA lock only) could otherwise put a 1 GiB entry back in the
+	 * middle of the zap, which would then find it where it expects a
+	 * table.
+	 */
+	som_region_lock(region);
+	som_vm_zap_sources(vma);
+	som_region_unlock(region);
 }
 
 static void som_vm_close(struct vm_area_struct *vma)

@@ -42,6 +42,8 @@ FIXTURE_SETUP(conformance)
 	self->free_start = som_stat("free_bytes");
 	ASSERT_LE(2 * (long long)GiB, self->free_start)
 		TH_LOG("the conformance suite needs a pool of at least 2 GiB");
+	ASSERT_EQ(som_stat("total_bytes"), self->free_start)
+		TH_LOG("som memory is in use outside the suite");
 }
 
 FIXTURE_TEARDOWN(conformance)

@@ -138,6 +138,8 @@ TEST_F(somfile, access_past_eof_gets_sigbus_and_growing_reads_zeros)
 	EXPECT_EQ(SIGBUS, som_probe(p + MiB + 4096, 0));
 	EXPECT_EQ(SIGBUS, som_probe(p + 3 * MiB, 1));
 	EXPECT_EQ(-1, som_check(p, 0, MiB + 96, 8, 7));
+	/* Written past EOF in the last page: gone when the file grows. */
+	*(volatile uint64_t *)(p + MiB + 200) = 0x1234;
 	EXPECT_EQ(0, ftruncate(fd, 4 * MiB));
 	EXPECT_EQ(-1, som_check(p, 0, MiB + 96, 8, 7));
 	EXPECT_EQ(-1, som_check_zero(p + MiB + 104, 3 * MiB - 104, 8));
@@ -353,6 +355,31 @@ TEST_F(somfile, sizes_beyond_the_pool_get_enospc)
 	EXPECT_EQ(0, close(fd));
 }
 
+TEST_F(somfile, failed_fallocate_keeps_the_size)
+{
+	int fd = som_file(self->dev, 4 * MiB, 0);
+	long long rest;
+	struct stat st;
+	char *q;
+
+	ASSERT_LE(0, fd);
+	/* Two holes, then a pool with room for only one more block. */
+	EXPECT_EQ(0, fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			       0, 4 * MiB));
+	rest = som_stat("free_bytes") - 2 * MiB;
+	q = mmap(NULL, rest, PROT_READ | PROT_WRITE, MAP_SHARED, self->dev, 0);
+	ASSERT_NE(MAP_FAILED, q);
+	/* Growing to 6 MiB fits, filling the holes does not. */
+	EXPECT_EQ(-1, fallocate(fd, 0, 0, 6 * MiB));
+	EXPECT_EQ(ENOSPC, errno);
+	ASSERT_EQ(0, fstat(fd, &st));
+	EXPECT_EQ(4 * MiB, st.st_size);
+	EXPECT_EQ(0, st.st_blocks);
+	EXPECT_EQ(2 * (long long)MiB, som_stat("free_bytes"));
+	EXPECT_EQ(0, munmap(q, rest));
+	EXPECT_EQ(0, close(fd));
+}
+
 TEST_F(somfile, bad_input_is_refused)
 {
 	struct som_file_args args;
@@ -415,6 +442,64 @@ TEST_F(somfile, mapping_query_works_on_the_file_fd)
 	EXPECT_EQ(-EINVAL, som_page_size(self->dev, p));
 	EXPECT_EQ(0, msync(p, 4 * MiB, MS_SYNC));
 	EXPECT_EQ(0, fsync(fd));
+	EXPECT_EQ(0, munmap(p, 4 * MiB));
+	EXPECT_EQ(0, close(fd));
+}
+
+TEST_F_TIMEOUT(somfile, mremap_move_keeps_data_at_the_largest_size, 300)
+{
+	char *p, *area, *q;
+	int fd;
+
+	if (!som_cpu_has_gbpages())
+		SKIP(return, "the CPU has no 1 GiB pages (pdpe1gb)");
+	fd = som_file(self->dev, GiB, 0);
+	ASSERT_LE(0, fd);
+	p = som_map_file(fd, GiB);
+	ASSERT_NE(MAP_FAILED, p);
+	som_fill(p, 0, GiB, 64 * KiB, 21);
+	EXPECT_EQ((long long)GiB, som_page_size(fd, p));
+	/* To a 1 GiB aligned address: 1 GiB again. */
+	area = mmap(NULL, 4 * GiB, PROT_NONE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	ASSERT_NE(MAP_FAILED, area);
+	q = (char *)(((uintptr_t)area + GiB - 1) & ~(GiB - 1));
+	ASSERT_EQ(q, mremap(p, GiB, GiB, MREMAP_MAYMOVE | MREMAP_FIXED, q));
+	EXPECT_EQ(SIGSEGV, som_probe(p, 0));
+	EXPECT_EQ(-1, som_check(q, 0, GiB, 64 * KiB, 21));
+	EXPECT_EQ((long long)GiB, som_page_size(fd, q));
+	/* To an address only 2 MiB aligned: 2 MiB entries. */
+	p = q + GiB + 2 * MiB;
+	ASSERT_EQ(p, mremap(q, GiB, GiB, MREMAP_MAYMOVE | MREMAP_FIXED, p));
+	EXPECT_EQ(-1, som_check(p, 0, GiB, 64 * KiB, 21));
+	EXPECT_EQ(2 * (long long)MiB, som_page_size(fd, p));
+	/* Shrinking unmaps the tail; the file keeps the memory. */
+	EXPECT_EQ(p, mremap(p, GiB, GiB / 2, 0));
+	EXPECT_EQ(SIGSEGV, som_probe(p + GiB / 2, 0));
+	EXPECT_EQ((long long)GiB, som_st_blocks_bytes(fd));
+	EXPECT_EQ(MAP_FAILED, mremap(p, GiB / 2, GiB, 0));
+	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(0, munmap(area, 4 * GiB));
+	EXPECT_EQ(0, close(fd));
+}
+
+TEST_F(somfile, madv_nohugepage_makes_later_faults_4_kib)
+{
+	int fd = som_file(self->dev, 4 * MiB, 0);
+	long long pte;
+	char *p;
+
+	ASSERT_LE(0, fd);
+	p = som_map_file(fd, 4 * MiB);
+	ASSERT_NE(MAP_FAILED, p);
+	p[0] = 1;
+	EXPECT_EQ(2 * (long long)MiB, som_page_size(fd, p));
+	EXPECT_EQ(0, madvise(p + 2 * MiB, 2 * MiB, MADV_NOHUGEPAGE));
+	pte = som_stat("faults_pte");
+	p[2 * MiB] = 1;
+	EXPECT_EQ(4 * (long long)KiB, som_page_size(fd, p + 2 * MiB));
+	EXPECT_EQ(1, som_stat("faults_pte") - pte);
+	EXPECT_EQ(0, madvise(p + 2 * MiB, 2 * MiB, MADV_HUGEPAGE));
 	EXPECT_EQ(0, munmap(p, 4 * MiB));
 	EXPECT_EQ(0, close(fd));
 }
