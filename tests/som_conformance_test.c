@@ -336,6 +336,7 @@ CONF_TEST(fork, 300)
 	conf_fork_case(c, "dontfork", MADV_DONTFORK, 0);
 	conf_fork_case(c, "dofork", MADV_DOFORK, 1);
 	conf_fork_case(c, "wipeonfork", MADV_WIPEONFORK, 0);
+	conf_fork_case(c, "keeponfork", MADV_KEEPONFORK, 0);
 }
 
 /* Read and write the word at @off (and @off + 16) through /proc/self/mem. */
