@@ -74,58 +74,46 @@ static vm_fault_t som_fault_error(int err)
 	return err == -ENOSPC ? VM_FAULT_FALLBACK : VM_FAULT_SIGBUS;
 }
 
-static vm_fault_t som_fault_pud(struct vm_fault *vmf)
+/* Insert a 1 GiB or 2 MiB entry for @pfn; the region lock is held. */
+static vm_fault_t som_fault_insert(struct vm_fault *vmf, unsigned int order,
+				   unsigned long pfn)
 {
-#ifdef CONFIG_HAVE_ARCH_TRANSPARENT_HUGEPAGE_PUD
-	struct som_region *region = vmf->vma->vm_private_data;
-	bool write = som_fault_upgrade(vmf, pud_leaf(pudp_get(vmf->pud)));
-	unsigned long pfn;
-	vm_fault_t ret;
-	pgoff_t pgoff;
-	int err;
+	pfn_t entry = __pfn_to_pfn_t(pfn, PFN_DEV);
 
-	if (!som_has_pud_pages())
-		return VM_FAULT_FALLBACK;
-	err = som_fault_piece(vmf, PUD_ORDER, &pgoff);
-	if (err)
-		return som_fault_error(err);
-	som_region_lock(region);
-	err = som_region_chunk(region, pgoff, &pfn);
-	if (err) {
-		ret = som_fault_error(err);
-	} else {
+#ifdef CONFIG_HAVE_ARCH_TRANSPARENT_HUGEPAGE_PUD
+	if (order == PUD_ORDER) {
 		atomic_long_inc(&som_fault_stats.pud);
-		ret = vmf_insert_pfn_pud(vmf, __pfn_to_pfn_t(pfn, PFN_DEV),
-					 write);
+		return vmf_insert_pfn_pud(vmf, entry, som_fault_upgrade(vmf,
+					  pud_leaf(pudp_get(vmf->pud))));
 	}
-	som_region_unlock(region);
-	return ret;
-#else
-	return VM_FAULT_FALLBACK;
 #endif
+	atomic_long_inc(&som_fault_stats.pmd);
+	return vmf_insert_pfn_pmd(vmf, entry,
+				  som_fault_upgrade(vmf, pmd_leaf(vmf->orig_pmd)));
 }
 
-static vm_fault_t som_fault_pmd(struct vm_fault *vmf)
+/*
+ * Map the naturally aligned 1 GiB or 2 MiB piece around the fault from
+ * one chunk or one block, holding the region lock from the lookup until
+ * the entry is in.
+ */
+static vm_fault_t som_fault_huge(struct vm_fault *vmf, unsigned int order)
 {
 	struct som_region *region = vmf->vma->vm_private_data;
-	bool write = som_fault_upgrade(vmf, pmd_leaf(vmf->orig_pmd));
 	unsigned long pfn;
 	vm_fault_t ret;
 	pgoff_t pgoff;
 	int err;
 
-	err = som_fault_piece(vmf, PMD_ORDER, &pgoff);
+	err = som_fault_piece(vmf, order, &pgoff);
 	if (err)
 		return som_fault_error(err);
 	som_region_lock(region);
-	err = som_region_block(region, pgoff, PTRS_PER_PMD, &pfn);
-	if (err) {
-		ret = som_fault_error(err);
-	} else {
-		atomic_long_inc(&som_fault_stats.pmd);
-		ret = vmf_insert_pfn_pmd(vmf, __pfn_to_pfn_t(pfn, PFN_DEV),
-					 write);
-	}
+	if (order == PUD_ORDER)
+		err = som_region_chunk(region, pgoff, &pfn);
+	else
+		err = som_region_block(region, pgoff, 1UL << order, &pfn);
+	ret = err ? som_fault_error(err) : som_fault_insert(vmf, order, pfn);
 	som_region_unlock(region);
 	return ret;
 }
@@ -162,10 +150,13 @@ static vm_fault_t som_fault_pte(struct vm_fault *vmf)
 static vm_fault_t som_vm_huge_fault(struct vm_fault *vmf, unsigned int order)
 {
 	switch (order) {
-	case PMD_ORDER:
-		return som_fault_pmd(vmf);
 	case PUD_ORDER:
-		return som_fault_pud(vmf);
+		if (!IS_ENABLED(CONFIG_HAVE_ARCH_TRANSPARENT_HUGEPAGE_PUD) ||
+		    !som_has_pud_pages())
+			return VM_FAULT_FALLBACK;
+		fallthrough;
+	case PMD_ORDER:
+		return som_fault_huge(vmf, order);
 	default:
 		return VM_FAULT_FALLBACK;
 	}
