@@ -346,17 +346,22 @@ static char *conf_trim(char *s)
 	return s;
 }
 
-/* Rows are the table lines whose first cell is a `key`. */
+#define CONF_MATRIX_SECTION	"## Differences the suite checks"
+
+/* Rows are the table lines of that section whose first cell is a `key`. */
 static void conf_parse_matrix(void)
 {
 	char *text = strdup(conf_matrix_md), *line, *save, *cell, *csave;
 	struct conf_row *row;
-	int i;
+	int i, in_section = 0;
 
 	conf_rows = calloc(1024, sizeof(*conf_rows));
 	for (line = strtok_r(text, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
-		if (strncmp(line, "| `", 3) || conf_nr_rows >= 1024)
+		if (!strncmp(line, "## ", 3))
+			in_section = !strcmp(line, CONF_MATRIX_SECTION);
+		if (!in_section || strncmp(line, "| `", 3) ||
+		    conf_nr_rows >= 1024)
 			continue;
 		row = &conf_rows[conf_nr_rows++];
 		cell = strtok_r(line, "|", &csave);
