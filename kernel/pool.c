@@ -18,9 +18,14 @@
  * nr_reserved <= nr_free always holds, a reserved allocation always finds a
  * block: at worst the one the worker is zeroing, which it then waits for.
  * The pool never sleeps with its spinlock held and never zeroes under it.
+ *
+ * Nothing here knows about VMAs or where chunks come from, so that
+ * pool_kunit.c can test it alone; its functions are exported for that
+ * test only, and only in kernels built with KUnit.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <kunit/visibility.h>
 #include <linux/io.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
@@ -166,6 +171,7 @@ unsigned long som_pool_alloc_block(struct som_pool *pool)
 		memset(som_chunk_block_vaddr(chunk, i), 0, SOM_BLOCK_SIZE);
 	return som_chunk_bfn(chunk, i);
 }
+EXPORT_SYMBOL_IF_KUNIT(som_pool_alloc_block);
 
 /**
  * som_pool_alloc_chunk() - allocate a whole zeroed 1 GiB chunk
@@ -221,6 +227,7 @@ unsigned long som_pool_alloc_chunk(struct som_pool *pool)
 	}
 	return som_chunk_bfn(pick, 0);
 }
+EXPORT_SYMBOL_IF_KUNIT(som_pool_alloc_chunk);
 
 /**
  * som_pool_free_block() - give a block back to the pool
@@ -252,6 +259,7 @@ void som_pool_free_block(struct som_pool *pool, unsigned long bfn)
 	spin_unlock(&pool->lock);
 	queue_work(system_unbound_wq, &pool->zero_work);
 }
+EXPORT_SYMBOL_IF_KUNIT(som_pool_free_block);
 
 /**
  * som_pool_block_vaddr() - kernel address of an allocated block
@@ -273,6 +281,7 @@ void *som_pool_block_vaddr(struct som_pool *pool, unsigned long bfn)
 		return NULL;
 	return som_chunk_block_vaddr(chunk, bfn & (SOM_BLOCKS_PER_CHUNK - 1));
 }
+EXPORT_SYMBOL_IF_KUNIT(som_pool_block_vaddr);
 
 /**
  * som_pool_reserve() - promise blocks to a mapping
@@ -295,6 +304,7 @@ int som_pool_reserve(struct som_pool *pool, unsigned long nr)
 	spin_unlock(&pool->lock);
 	return ret;
 }
+EXPORT_SYMBOL_IF_KUNIT(som_pool_reserve);
 
 /**
  * som_pool_unreserve() - drop blocks reserved with som_pool_reserve()
@@ -310,6 +320,7 @@ void som_pool_unreserve(struct som_pool *pool, unsigned long nr)
 		pool->nr_reserved -= nr;
 	spin_unlock(&pool->lock);
 }
+EXPORT_SYMBOL_IF_KUNIT(som_pool_unreserve);
 
 static void som_pool_zero_work(struct work_struct *work)
 {
@@ -368,6 +379,7 @@ bool som_pool_contains(struct som_pool *pool, phys_addr_t phys, u64 size)
 	spin_unlock(&pool->lock);
 	return found;
 }
+EXPORT_SYMBOL_IF_KUNIT(som_pool_contains);
 
 /**
  * som_pool_add_chunk() - add 1 GiB of physical memory to the pool
@@ -418,6 +430,7 @@ int som_pool_add_chunk(struct som_pool *pool, phys_addr_t phys)
 	queue_work(system_unbound_wq, &pool->zero_work);
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(som_pool_add_chunk);
 
 /**
  * som_pool_get_stats() - snapshot of the pool's counters
@@ -443,6 +456,7 @@ void som_pool_get_stats(struct som_pool *pool, struct som_pool_stats *stats)
 				sizeof(*pool);
 	spin_unlock(&pool->lock);
 }
+EXPORT_SYMBOL_IF_KUNIT(som_pool_get_stats);
 
 /**
  * som_pool_init() - set up an empty pool
@@ -457,6 +471,7 @@ void som_pool_init(struct som_pool *pool)
 	init_waitqueue_head(&pool->zero_wait);
 	INIT_WORK(&pool->zero_work, som_pool_zero_work);
 }
+EXPORT_SYMBOL_IF_KUNIT(som_pool_init);
 
 /**
  * som_pool_destroy() - stop the worker and release every chunk
@@ -481,3 +496,4 @@ void som_pool_destroy(struct som_pool *pool)
 	pool->nr_free = 0;
 	pool->nr_dirty = 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(som_pool_destroy);

@@ -23,40 +23,6 @@
 /* Serializes the overlap check against the pool with the addition. */
 static DEFINE_MUTEX(som_reserved_lock);
 
-/**
- * som_reserved_parse() - parse one SIZE@START element
- * @s: text such as "2G@4G", ending at a comma, newline or NUL
- * @size: parsed size in bytes
- * @start: parsed physical start address
- * @next: where parsing stopped (after the comma, if any)
- *
- * Sizes take memparse() suffixes (K, M, G, T).
- *
- * Context: Any.
- * Return: 0, or -EINVAL if @s is not of that form.
- */
-int som_reserved_parse(const char *s, u64 *size, u64 *start,
-		       const char **next)
-{
-	char *end;
-
-	*size = memparse(s, &end);
-	if (end == s || *end != '@')
-		return -EINVAL;
-	s = end + 1;
-	*start = memparse(s, &end);
-	if (end == s)
-		return -EINVAL;
-	if (*end == ',' && end[1] && end[1] != '\n')
-		end++;
-	else if (*end == '\n' && !end[1])
-		end++;
-	else if (*end)
-		return -EINVAL;
-	*next = end;
-	return 0;
-}
-
 struct som_reserved_cover {
 	u64 next;	/* first byte not yet known to be reserved */
 };
@@ -100,26 +66,26 @@ int som_reserved_add(struct som_pool *pool, u64 start, u64 size)
 
 	if (!size || !IS_ALIGNED(start, SOM_CHUNK_SIZE) ||
 	    !IS_ALIGNED(size, SOM_CHUNK_SIZE) || start + size < start) {
-		pr_err("range %#llx@%#llx refused: start and size must be non-zero multiples of 1 GiB\n",
-		       size, start);
+		pr_err_ratelimited("range %#llx@%#llx refused: start and size must be non-zero multiples of 1 GiB\n",
+				   size, start);
 		return -EINVAL;
 	}
 	if (region_intersects(start, size, IORESOURCE_SYSTEM_RAM,
 			      IORES_DESC_NONE) != REGION_DISJOINT) {
-		pr_err("range %#llx@%#llx refused: overlaps System RAM\n",
-		       size, start);
+		pr_err_ratelimited("range %#llx@%#llx refused: overlaps System RAM\n",
+				   size, start);
 		return -EINVAL;
 	}
 	if (!som_reserved_is_covered(start, size)) {
-		pr_err("range %#llx@%#llx refused: not reserved memory (boot with memmap=SIZE$START)\n",
-		       size, start);
+		pr_err_ratelimited("range %#llx@%#llx refused: not reserved memory (boot with memmap=SIZE$START)\n",
+				   size, start);
 		return -EINVAL;
 	}
 
 	mutex_lock(&som_reserved_lock);
 	if (som_pool_contains(pool, start, size)) {
-		pr_err("range %#llx@%#llx refused: overlaps memory already in the pool\n",
-		       size, start);
+		pr_err_ratelimited("range %#llx@%#llx refused: overlaps memory already in the pool\n",
+				   size, start);
 		err = -EBUSY;
 		goto out_unlock;
 	}
@@ -160,8 +126,8 @@ int som_reserved_add_list(struct som_pool *pool, const char *list)
 	for (s = list; *s; ) {
 		err = som_reserved_parse(s, &size, &start, &s);
 		if (err) {
-			pr_err("bad range list \"%s\": expected SIZE@START[,SIZE@START...], e.g. 2G@4G\n",
-			       list);
+			pr_err_ratelimited("bad range list \"%s\": expected SIZE@START[,SIZE@START...], e.g. 2G@4G\n",
+					   list);
 			return err;
 		}
 	}
