@@ -122,4 +122,40 @@ TEST_F(load, mmap_of_empty_pool_gets_enomem)
 	EXPECT_EQ(0, som_unload());
 }
 
+/*
+ * Load and unload, again and again, with memory in use in between: each
+ * load starts a zeroing worker over 2 GiB, each unload must wait for it
+ * and find everything free. Users hold the module: unloading fails with
+ * EBUSY until the last /dev/som file, som file and mapping are gone.
+ */
+TEST_F_TIMEOUT(load, load_unload_cycles_with_and_without_users, 900)
+{
+	int cycle, dev, sfd, ret;
+	char *p;
+
+	for (cycle = 0; cycle < 8; cycle++) {
+		ASSERT_EQ(0, som_load("ranges=2G@4G"));
+		if (cycle % 2) {
+			EXPECT_EQ(0, som_unload());
+			continue;
+		}
+		dev = open(SOM_DEV, O_RDWR);
+		ASSERT_LE(0, dev);
+		sfd = som_file(dev, 4 * MiB, 0);
+		ASSERT_LE(0, sfd);
+		p = mmap(NULL, 4 * MiB, PROT_READ | PROT_WRITE, MAP_SHARED,
+			 sfd, 0);
+		ASSERT_NE(MAP_FAILED, p);
+		p[0] = 1;
+		close(dev);
+		close(sfd);
+		ret = som_unload();
+		EXPECT_TRUE(ret == -EBUSY || ret == -EWOULDBLOCK)
+			TH_LOG("unload with a user: %d", ret);
+		EXPECT_EQ(0, munmap(p, 4 * MiB));
+		EXPECT_EQ(0, som_unload());
+	}
+	TH_LOG("%d load/unload cycles, every other one with users", cycle);
+}
+
 TEST_HARNESS_MAIN

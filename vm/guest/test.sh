@@ -1,10 +1,12 @@
 #!/bin/sh
-# Guest side of `vm/run test`. First the tests that load som.ko themselves
-# (/som/bin/*_load_test, run with the module not loaded), then load som.ko
-# with the reserved range, run every other /som/bin/*_test one after the
-# other, and unload. The host counts the TAP lines ("ok N name",
-# "not ok N name", "... # SKIP") that the tests and this script print.
-# A non-zero exit status with no failed line is counted as a failure too.
+# Guest side of `vm/run test`, on either tier. First the tests that load
+# som.ko themselves (/som/bin/*_load_test, run with the module not loaded);
+# on the debug tier then the pool's KUnit suite; then load som.ko with the
+# reserved range, run every other /som/bin/*_test one after the other,
+# and unload; on the debug tier last a kmemleak scan. The host counts the
+# TAP lines ("ok N name", "not ok N name", "... # SKIP") that the tests
+# and this script print. A non-zero exit status with no failed line is
+# counted as a failure too.
 
 n=0
 tap() { # tap STATUS NAME
@@ -12,12 +14,103 @@ tap() { # tap STATUS NAME
 	if [ "$1" -eq 0 ]; then echo "ok $n $2"; else echo "not ok $n $2"; fi
 }
 
+# bytes SIZE: 2G, 512M, 4096 -> bytes; empty if SIZE is none of those.
+bytes() {
+	case $1 in
+	*[!0-9GM]* | "" | [GM]*) ;;
+	*G) echo $((${1%G} << 30)) ;;
+	*M) echo $((${1%M} << 20)) ;;
+	*[0-9]) echo "$1" ;;
+	esac
+}
+
+# The pool's KUnit suite over the reserved range, with som.ko loaded but
+# not using it; one TAP line per case from the suite's debugfs results,
+# and a failure unless every planned case reported.
+kunit_pool() {
+	base=$(bytes "${SOM_RANGES#*@}")
+	size=$(bytes "${SOM_RANGES%@*}")
+	if [ -z "$base" ] || [ -z "$size" ]; then
+		tap 1 "kunit.som_pool (cannot use SOM_RANGES=$SOM_RANGES)"
+		return
+	fi
+	insmod /som/som.ko || { tap 1 kunit.som_pool.load; return; }
+	insmod /som/som_pool_kunit.ko base="$base" chunks=$((size >> 30))
+	tap $? kunit.som_pool.load
+	results=/sys/kernel/debug/kunit/som_pool/results
+	: >/tmp/kunit.tap
+	if [ -r "$results" ]; then
+		sed 's/^/# kunit: /' "$results"
+		grep -E '^[[:space:]]+(not )?ok [0-9]+ ' "$results" |
+			sed -E 's/^[[:space:]]+//' >/tmp/kunit.tap
+		planned=$(grep -E '^[[:space:]]+1\.\.[0-9]+' "$results" |
+			  sed -E 's/.*1\.\.//' | head -n 1)
+	fi
+	while read -r kind rest; do
+		[ "$kind" = not ] && rest=${rest#ok }
+		num=${rest%% *}
+		name=${rest#"$num "}
+		case "$kind $name" in
+		*"# SKIP"*) n=$((n + 1)); echo "ok $n kunit.som_pool.$name" ;;
+		"not "*) tap 1 "kunit.som_pool.$name" ;;
+		*) tap 0 "kunit.som_pool.$name" ;;
+		esac
+	done </tmp/kunit.tap
+	ran=$(wc -l </tmp/kunit.tap)
+	[ -n "$planned" ] && [ "$ran" -eq "$planned" ]
+	tap $? "kunit.som_pool: ${ran:-0} of ${planned:-?} planned cases reported"
+	rmmod som_pool_kunit
+	rmmod som
+	tap $? kunit.som_pool.unload
+}
+
+# Objects som leaked: scan and clear before som is first loaded, then, at
+# the end, wait out kmemleak's 5 s minimum age and scan twice (an object
+# is reported once it stayed unreferenced across a scan). The result
+# lines never say "kmemleak": the host fails any log line that does, as
+# the kernel's own kmemleak warnings do.
+leak_scan_start() {
+	km=/sys/kernel/debug/kmemleak
+	echo scan >"$km" && echo clear >"$km"
+	tap $? "leak scan: armed"
+}
+
+leak_scan_end() {
+	sleep 6
+	if ! { echo scan >"$km" && echo scan >"$km"; }; then
+		tap 1 "leak scan: scanning refused (the detector disabled itself?)"
+		return
+	fi
+	cat "$km" >/tmp/leaks.txt
+	if [ -s /tmp/leaks.txt ]; then
+		sed 's/^/# leak: /' /tmp/leaks.txt
+		tap 1 "leak scan: $(grep -c 'unreferenced object' /tmp/leaks.txt) leaked objects"
+	else
+		tap 0 "leak scan: no leaks"
+	fi
+}
+
 status=0
+echo "# tier: $SOM_TIER ($(uname -r))"
+if [ "$SOM_TIER" = debug ]; then
+	[ -w /sys/kernel/debug/kmemleak ] && leak_scan_start ||
+		tap 1 "leak scan: no leak detector on the debug tier"
+fi
 for t in /som/bin/*_load_test; do
 	[ -x "$t" ] || continue
 	echo "# ==== $t"
 	SOM_KO=/som/som.ko "$t" || status=1
 done
+# A load test that failed half-way may have left som.ko loaded.
+rmmod som 2>/dev/null
+
+if [ "$SOM_TIER" = debug ]; then
+	if [ -f /som/som_pool_kunit.ko ]; then
+		kunit_pool
+	else
+		tap 1 "kunit.som_pool (som_pool_kunit.ko missing on the debug tier)"
+	fi
+fi
 
 insmod /som/som.ko ranges="${SOM_RANGES:-2G@4G}"
 rc=$?
@@ -35,4 +128,6 @@ rmmod som
 rc=$?
 tap "$rc" module_unload
 [ "$rc" -eq 0 ] || status=1
+
+[ -n "$km" ] && leak_scan_end
 exit "$status"

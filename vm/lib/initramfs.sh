@@ -4,6 +4,7 @@
 #   /init               vm/guest/init
 #   /bin/busybox        busybox-static, plus one symlink per applet
 #   /som/som.ko         the module under test
+#   /som/*.ko           SOM_EXTRA_MODULES (the debug tier's KUnit module)
 #   /som/bin/           qemu-exit and every program from tests/out, demo/out
 #   /som/guest/         everything in vm/guest/ (test.sh, demo.sh, ...)
 #   /som/modules/       in-kernel modules som.ko depends on (plus the ones
@@ -56,11 +57,15 @@ som_initramfs() {
 	install -m 0755 "$VM_DIR/guest/init" "$root/init"
 	cp -a "$VM_DIR"/guest/. "$root/som/guest/"
 	cp "$SOM_MODULE" "$root/som/som.ko"
+	for f in ${SOM_EXTRA_MODULES:-}; do
+		cp "$f" "$root/som/"
+	done
 	cp "$SOM_QEMU_EXIT" "$root/som/bin/"
 	for f in "${SOM_BINARIES[@]}"; do
 		cp "$f" "$root/som/bin/"
 	done
-	stage_modules "$root"
+	# Debian's in-kernel modules fit the stock kernel only.
+	[[ ${SOM_VM_TIER:-stock} != stock ]] || stage_modules "$root"
 
 	(cd "$root" && find . -print0 | LC_ALL=C sort -z |
 		cpio --null -o -H newc -R 0:0 --quiet) | gzip -1 >"$SOM_INITRAMFS"

@@ -14,6 +14,13 @@
 #   SOM_VM_APPEND        extra kernel command-line words
 #   SOM_VM_LOG_ALLOW     ERE; log lines matching it are not counted as
 #                        kernel problems (use sparingly, say why)
+#   SOM_GUEST_ENV        VAR=value words exported to the guest's scripts
+#                        and tests, e.g. "SOM_FUZZ_ITERATIONS=200000
+#                        SOM_STRESS_SECONDS=120" to fuzz and stress longer
+#                        (raise SOM_VM_TIMEOUT to match)
+#   SOM_VM_TIER          stock (Debian's kernel) or debug (the debug tier's
+#                        kernel, SOM_DEBUG_VMLINUX); the guest sees it as
+#                        SOM_TIER
 
 SOM_VM_MEM=${SOM_VM_MEM:-6G}
 SOM_VM_SMP=${SOM_VM_SMP:-2}
@@ -40,7 +47,7 @@ SOM_VM_LOG_PATTERNS=(
 #   SOM_VM_PROBLEM  why there is no status ("" when there is one)
 som_vm_boot() {
 	local name=$1 timeout=${SOM_VM_TIMEOUT:-$2} rc
-	SOM_VM_LOG=$SOM_OUT/vm-$name.log
+	SOM_VM_LOG=$SOM_OUT/vm-$name${SOM_VM_TIER:+-$SOM_VM_TIER}.log
 	SOM_VM_STATUS=
 	SOM_VM_PROBLEM=
 
@@ -48,15 +55,24 @@ som_vm_boot() {
 	# never re-evaluated by a shell.
 	local memmap="memmap=${SOM_VM_RESERVE_SIZE}\$${SOM_VM_RESERVE_BASE}"
 	local ranges="somvm.ranges=${SOM_VM_RESERVE_SIZE}@${SOM_VM_RESERVE_BASE}"
-	local append="console=ttyS0 panic=-1 loglevel=$SOM_VM_LOGLEVEL $memmap $ranges somvm.guest=$name"
+	local tier=${SOM_VM_TIER:-stock} kernel=$SOM_VMLINUX
+	[[ $tier == stock ]] || kernel=$SOM_DEBUG_VMLINUX
+	local append="console=ttyS0 panic=-1 loglevel=$SOM_VM_LOGLEVEL $memmap $ranges somvm.guest=$name somvm.tier=$tier"
 	append+=${SOM_VM_APPEND:+ $SOM_VM_APPEND}
+	local word words
+	read -ra words <<<"${SOM_GUEST_ENV:-}"
+	for word in "${words[@]}"; do
+		[[ $word =~ ^[A-Z_][A-Z0-9_]*=[^[:space:]]*$ ]] ||
+			die "SOM_GUEST_ENV: '$word' is not VAR=value"
+		append+=" somvm.env=$word"
+	done
 
 	# shellcheck disable=SC2054  # the commas belong to qemu's options
 	local qemu=(qemu-system-x86_64
 		-machine q35 -accel tcg -cpu "$SOM_VM_CPU"
 		-m "$SOM_VM_MEM" -smp "$SOM_VM_SMP"
 		-nodefaults -display none -serial stdio -no-reboot
-		-kernel "$SOM_VMLINUX" -initrd "$SOM_INITRAMFS" -append "$append"
+		-kernel "$kernel" -initrd "$SOM_INITRAMFS" -append "$append"
 		-device isa-debug-exit,iobase=0xf4,iosize=4)
 
 	log "booting '$name' (timeout ${timeout}s, log $SOM_VM_LOG)"

@@ -16,7 +16,9 @@
 
 # Host tools the harness needs.
 SOM_HOST_PACKAGES=(qemu-system-x86 busybox-static cpio dwarves gcc-12 gcc make
-		   libc6-dev zstd xz-utils kmod)
+		   libc6-dev zstd xz-utils kmod
+		   flex bison bc libelf-dev libssl-dev	# the debug tier's kernel
+		   clang libclang-rt-14-dev)		# tests/fuzz (libFuzzer)
 
 apt_env() { DEBIAN_FRONTEND=noninteractive "$@"; }
 
@@ -125,6 +127,25 @@ setup_kernel() {
 	printf '%s %s\n' "$SOM_ABI" "$SOM_KVERSION" >"$kdir/.complete"
 }
 
+# Debian's linux-source-6.12 tarball of the same version as the kernel,
+# kept in the cache: the kselftest headers and the debug tier's kernel
+# (vm/lib/debugkernel.sh) come from it. Sets SOM_KSOURCE_TAR.
+setup_source() {
+	local dir=$SOM_CACHE/src
+	SOM_KSOURCE_TAR=$dir/linux-source-$SOM_KERNEL_SERIES-$SOM_KVERSION.tar.xz
+	[[ -f $SOM_KSOURCE_TAR ]] && return 0
+
+	log "fetching linux-source-$SOM_KERNEL_SERIES $SOM_KVERSION"
+	local tmp
+	mkdir -p "$dir"
+	tmp=$(mktemp -d "$SOM_CACHE/tmp.XXXXXX")
+	(cd "$tmp" && apt_download "linux-source-$SOM_KERNEL_SERIES=$SOM_KVERSION")
+	dpkg-deb --fsys-tarfile "$tmp"/linux-source-*.deb |
+		tar -xf - -C "$tmp" --wildcards "*/linux-source-$SOM_KERNEL_SERIES.tar.xz"
+	mv "$tmp/usr/src/linux-source-$SOM_KERNEL_SERIES.tar.xz" "$SOM_KSOURCE_TAR"
+	rm -rf "$tmp"
+}
+
 # kselftest_harness.h and kselftest.h from linux-source-6.12 of the same
 # version. Only those two members are unpacked from the source tarball.
 setup_kselftest() {
@@ -135,13 +156,9 @@ setup_kselftest() {
 		return 0
 	fi
 
-	log "fetching linux-source-$SOM_KERNEL_SERIES $SOM_KVERSION for the kselftest headers"
 	local tmp
 	tmp=$(mktemp -d "$SOM_CACHE/tmp.XXXXXX")
-	(cd "$tmp" && apt_download "linux-source-$SOM_KERNEL_SERIES=$SOM_KVERSION")
-	dpkg-deb --fsys-tarfile "$tmp"/linux-source-*.deb |
-		tar -xf - -C "$tmp" --wildcards "*/linux-source-$SOM_KERNEL_SERIES.tar.xz"
-	tar -xJf "$tmp/usr/src/linux-source-$SOM_KERNEL_SERIES.tar.xz" -C "$tmp" \
+	tar -xJf "$SOM_KSOURCE_TAR" -C "$tmp" \
 		"$sub/kselftest_harness.h" "$sub/kselftest.h"
 	mkdir -p "$dir"
 	mv "$tmp/$sub/kselftest_harness.h" "$tmp/$sub/kselftest.h" "$dir/"
@@ -158,6 +175,7 @@ som_setup() {
 	setup_packages
 	resolve_abi
 	setup_kernel
+	setup_source
 	setup_kselftest
 	flock -u "$lockfd"
 	exec {lockfd}>&-
