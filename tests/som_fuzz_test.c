@@ -41,14 +41,6 @@ static uint64_t som_fuzz_seed(void)
 	return s ? strtoull(s, NULL, 0) | 1 : 0x50f7c0ffeeULL;
 }
 
-static uint64_t som_rand(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
 /* Sizes and offsets at the edges of what som and the VFS accept. */
 static uint64_t som_fuzz_value(uint64_t *seed)
 {

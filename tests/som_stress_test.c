@@ -38,15 +38,6 @@ static double som_now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* xorshift64: cheap per-thread randomness. */
-static uint64_t som_rand(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
 FIXTURE(stress) {
 	int dev;
 	long long total;

@@ -98,6 +98,15 @@ static inline int som_file(int dev, uint64_t size, uint32_t flags)
 	return fd < 0 ? -errno : fd;
 }
 
+/* xorshift64: cheap, reproducible randomness with per-thread state. */
+static inline uint64_t som_rand(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
 /* The value the pattern puts at byte offset @off, for seed @seed. */
 static inline uint64_t som_pattern(uint64_t seed, size_t off)
 {
