@@ -171,7 +171,14 @@ TEST_F_TIMEOUT(fuzz, ioctls_fail_cleanly, 900)
 			break;
 		}
 		fd = (r >> 40) & 1 ? sfd : self->dev;
-		if (r % 6 >= 4) {
+		if (r % 6 == 1 && (r >> 41) & 1) {
+			/* Mostly well-formed, to reach the file's life cycle. */
+			struct som_file_args args = {
+				.flags = (r >> 42) % 3,
+				.size = som_fuzz_value(&self->seed) % (3 * GiB),
+			};
+			ret = ioctl(fd, cmd, &args);
+		} else if (r % 6 >= 4) {
 			struct som_mapping m = { .addr = (uintptr_t)p +
 						 (r >> 12) % (6 * MiB) };
 			ret = ioctl(fd, cmd, &m);
