@@ -112,7 +112,7 @@ static long som_file_fallocate(struct file *file, int mode, loff_t offset,
 	err = som_file_lock(region, zap);
 	if (err)
 		goto out_inode_unlock;
-	size = region->size;
+	size = i_size_read(inode);
 	if (punch) {
 		if (offset < size)
 			som_region_punch(region, offset, min(end, size));
@@ -124,11 +124,10 @@ static long som_file_fallocate(struct file *file, int mode, loff_t offset,
 			goto out_unlock;
 	}
 	/* Memory is never held past EOF: KEEP_SIZE allocates up to it. */
-	err = som_region_allocate(region, offset, min(end, region->size));
+	err = som_region_allocate(region, offset, min(end, i_size_read(inode)));
 	/* A failed call leaves the size alone (nothing past it is mapped). */
-	if (err && region->size != size)
+	if (err && i_size_read(inode) != size)
 		som_region_resize(region, size);
-	i_size_write(inode, region->size);
 out_unlock:
 	som_file_unlock(region, zap);
 out_inode_unlock:
@@ -185,7 +184,6 @@ static int som_file_setattr(struct mnt_idmap *idmap, struct dentry *dentry,
 		som_file_unlock(region, shrink);
 		if (err)
 			return som_file_errno(err);
-		i_size_write(inode, attr->ia_size);
 	}
 	setattr_copy(idmap, inode, attr);
 	return 0;
@@ -238,7 +236,6 @@ static struct file *som_file_new(loff_t size)
 	som_region_unlock(region);
 	if (err)
 		goto err_destroy_region;
-	inode->i_size = size;
 	inode->i_private = region;
 
 	/* The file's release drops this (fops_put() in __fput()). */

@@ -91,9 +91,15 @@ static pgoff_t som_size_pages(loff_t size)
 	return (size + PAGE_SIZE - 1) >> PAGE_SHIFT;
 }
 
+/* A som file's size; only the region changes it, under its lock. */
+static loff_t som_region_size(struct som_region *region)
+{
+	return i_size_read(region->mapping->host);
+}
+
 static bool som_region_is_hole(struct som_region *region, pgoff_t idx)
 {
-	return region->mapping && idx < som_size_indices(region->size);
+	return region->mapping && idx < som_size_indices(som_region_size(region));
 }
 
 /* Count blocks held; a som file reports them as its st_blocks. */
@@ -456,7 +462,7 @@ int som_region_block(struct som_region *region, pgoff_t pgoff,
 	int err;
 
 	lockdep_assert_held(&region->lock);
-	if (region->mapping && pgoff + nr_pages > som_size_pages(region->size))
+	if (region->mapping && pgoff + nr_pages > som_size_pages(som_region_size(region)))
 		return nr_pages > 1 ? -ENOSPC : -EFAULT;
 	err = som_region_fill(region, pgoff >> SOM_PAGES_PER_BLOCK_SHIFT, &bfn);
 	if (!err)
@@ -487,7 +493,7 @@ int som_region_chunk(struct som_region *region, pgoff_t pgoff,
 
 	lockdep_assert_held(&region->lock);
 	if (region->mapping &&
-	    pgoff + SOM_PAGES_PER_CHUNK > som_size_pages(region->size))
+	    pgoff + SOM_PAGES_PER_CHUNK > som_size_pages(som_region_size(region)))
 		return -ENOSPC;
 	err = som_region_fill_chunk(region, pgoff >> SOM_PAGES_PER_BLOCK_SHIFT,
 				    &base);
@@ -522,7 +528,7 @@ int som_region_access(struct som_region *region, loff_t pos, void *buf,
 	len = min_t(int, len, PAGE_SIZE - offset_in_page(pos));
 	mutex_lock(&region->lock);
 	if (region->mapping &&
-	    (pos >> PAGE_SHIFT) >= som_size_pages(region->size)) {
+	    (pos >> PAGE_SHIFT) >= som_size_pages(som_region_size(region))) {
 		err = -EFAULT;
 		goto out_unlock;
 	}
@@ -617,7 +623,8 @@ static void som_region_zap(struct som_region *region, loff_t from, loff_t to)
  */
 int som_region_resize(struct som_region *region, loff_t size)
 {
-	pgoff_t old_nr = som_size_indices(region->size);
+	loff_t old = som_region_size(region);
+	pgoff_t old_nr = som_size_indices(old);
 	pgoff_t new_nr = som_size_indices(size);
 	int err;
 
@@ -628,19 +635,19 @@ int som_region_resize(struct som_region *region, loff_t size)
 			return err;
 		som_region_reserved(region, old_nr, new_nr - 1);
 	}
-	if (size > region->size) {
+	if (size > old) {
 		/* What was written past EOF in its mapped last page. */
-		som_region_zero(region, region->size,
-				min_t(loff_t, size, PAGE_ALIGN(region->size)));
-	} else if (size < region->size) {
-		som_region_zap(region, PAGE_ALIGN(size), region->size);
+		som_region_zero(region, old,
+				min_t(loff_t, size, PAGE_ALIGN(old)));
+	} else if (size < old) {
+		som_region_zap(region, PAGE_ALIGN(size), old);
 		if (new_nr < old_nr)
 			som_region_release(region, new_nr, ULONG_MAX);
 		som_region_zero(region, size,
-				min_t(loff_t, region->size,
+				min_t(loff_t, old,
 				      (loff_t)new_nr << SOM_BLOCK_SHIFT));
 	}
-	region->size = size;
+	i_size_write(region->mapping->host, size);
 	return 0;
 }
 

@@ -29,12 +29,12 @@ struct som_pool;
  *		so that its address cannot be reused by another process
  * @nr_vmas:	live VMAs mapping this region
  * @nr_blocks:	slots holding a block
- * @size:	som files: the file size; an index below it without a slot
- *		is a hole, an index at or above it is past EOF
  * @mapping:	som files: the file's address_space, through which every
  *		user mapping of a block is zapped before the block is freed.
  *		NULL for a /dev/som region, whose slots live exactly as long
- *		as some VMA maps them.
+ *		as some VMA maps them. The file's i_size, written only under
+ *		@lock, is the region's size: an index below it without a slot
+ *		is a hole, one at or above it is past EOF.
  * @pool:	where the blocks come from
  */
 struct som_region {
@@ -43,7 +43,6 @@ struct som_region {
 	struct mm_struct *mm;
 	unsigned long nr_vmas;
 	unsigned long nr_blocks;
-	loff_t size;
 	struct address_space *mapping;
 	struct som_pool *pool;
 };

@@ -124,12 +124,7 @@ static void conf_touch(struct conf *c, const char *step, size_t off,
  * 64 KiB, counted from the start of the range: touching every page would
  * make anonymous and memfd runs slow under TCG without observing more.
  */
-static size_t conf_stride(size_t len)
-{
-	(void)len;
-	return 64 * KiB;
-}
-
+#define CONF_STRIDE	(64 * KiB)
 static void conf_catch(struct sigaction *old)
 {
 	struct sigaction sa;
@@ -156,13 +151,13 @@ static void conf_uncatch(struct sigaction *old)
 static void conf_fill_at(struct conf *c, const char *step, char *p,
 			 size_t off, size_t len, uint64_t seed)
 {
-	size_t stride = conf_stride(len), o;
+	size_t o;
 	struct sigaction old[2];
 	volatile size_t at = off;
 
 	conf_catch(old);
 	if (!sigsetjmp(som_probe_env, 1)) {
-		for (o = off; o < off + len; o += stride) {
+		for (o = off; o < off + len; o += CONF_STRIDE) {
 			at = o;
 			*(volatile uint64_t *)(p + o) = som_pattern(seed, o);
 			at = o + 4088;
@@ -190,14 +185,14 @@ static void conf_fill(struct conf *c, const char *step, size_t off,
 static void conf_data_at(struct conf *c, const char *step, char *p,
 			 size_t off, size_t len, uint64_t seed)
 {
-	size_t stride = conf_stride(len), o, i, nr_data = 0, nr_zero = 0, nr = 0;
+	size_t o, i, nr_data = 0, nr_zero = 0, nr = 0;
 	struct sigaction old[2];
 	volatile size_t at = off;
 	uint64_t v;
 
 	conf_catch(old);
 	if (!sigsetjmp(som_probe_env, 1)) {
-		for (o = off; o < off + len; o += stride) {
+		for (o = off; o < off + len; o += CONF_STRIDE) {
 			for (i = 0; i < 2; i++) {
 				at = o + i * 4088;
 				v = *(volatile uint64_t *)(p + at);
