@@ -2,7 +2,9 @@
 /*
  * /dev/som: each open file is one empty region; mmap(MAP_SHARED) of it
  * gives the caller single-owner memory that lives as long as it is mapped.
- * SOM_IOC_FILE makes a som file instead (file.c).
+ * SOM_IOC_FILE makes a som file instead (file.c); SOM_IOC_POLICY places
+ * the region's memory (policy.c); the pool is administered here too
+ * (admin.c).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -48,6 +50,13 @@ static long som_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 					 (void __user *)arg);
 	case SOM_IOC_FILE:
 		return som_file_create((void __user *)arg);
+	case SOM_IOC_POLICY:
+		return som_ioctl_policy(file->private_data,
+					(void __user *)arg);
+	case SOM_IOC_SOURCE_ADD:
+		return som_ioctl_source_add((void __user *)arg);
+	case SOM_IOC_SOURCE_REMOVE:
+		return som_ioctl_source_remove((void __user *)arg);
 	default:
 		return -ENOTTY;
 	}

@@ -142,6 +142,9 @@ static long som_file_ioctl(struct file *file, unsigned int cmd,
 	case SOM_IOC_MAPPING:
 		return som_ioctl_mapping(file->private_data,
 					 (void __user *)arg);
+	case SOM_IOC_POLICY:
+		return som_ioctl_policy(file->private_data,
+					(void __user *)arg);
 	default:
 		return -ENOTTY;
 	}

@@ -8,9 +8,10 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/module.h>
+#include <linux/numa.h>
 
 #include "som.h"
-#include "source_reserved.h"
+#include "source.h"
 
 struct som_pool som_pool;
 
@@ -24,20 +25,22 @@ static int __init som_init(void)
 	struct som_pool_stats stats;
 	int err;
 
-	som_pool_init(&som_pool);
-	if (ranges) {
-		err = som_reserved_add_list(&som_pool, ranges);
-		if (err)
-			goto err_destroy_pool;
-	}
+	err = som_pool_init(&som_pool);
+	if (err)
+		return err;
 	err = som_sysfs_init();
 	if (err)
 		goto err_destroy_pool;
+	if (ranges) {
+		err = som_reserved_add_list(ranges);
+		if (err)
+			goto err_sysfs_exit;
+	}
 	err = som_dev_register();
 	if (err)
 		goto err_sysfs_exit;
 
-	som_pool_get_stats(&som_pool, &stats);
+	som_pool_get_stats(&som_pool, NUMA_NO_NODE, &stats);
 	pr_info("ready: %llu MiB in the pool, %llu bytes of metadata\n",
 		stats.total_bytes >> 20, stats.metadata_bytes);
 	return 0;

@@ -63,7 +63,8 @@ unsigned long som_mapped_size(struct mm_struct *mm, unsigned long addr)
  * @region: the region of the file the ioctl was issued on
  * @uarg: the caller's struct som_mapping
  *
- * Context: Process context; takes current's mmap_lock for read.
+ * Context: Process context; takes current's mmap_lock for read, then the
+ * region lock.
  * Return: 0, -EFAULT for a bad pointer, -EINVAL for bad flags or reserved
  * fields or an address that no VMA of @region in current maps, -EINTR.
  */
@@ -73,6 +74,8 @@ long som_ioctl_mapping(struct som_region *region,
 	struct mm_struct *mm = current->mm;
 	struct vm_area_struct *vma;
 	struct som_mapping arg;
+	bool unmovable = false;
+	pgoff_t pgoff;
 	int err = 0;
 
 	if (copy_from_user(&arg, uarg, sizeof(arg)))
@@ -87,8 +90,11 @@ long som_ioctl_mapping(struct som_region *region,
 		err = -EINVAL;
 	} else {
 		arg.page_size = som_mapped_size(mm, arg.addr);
-		arg.offset = ((u64)linear_page_index(vma, arg.addr)
-			      << PAGE_SHIFT) + offset_in_page(arg.addr);
+		pgoff = linear_page_index(vma, arg.addr);
+		arg.offset = ((u64)pgoff << PAGE_SHIFT) +
+			     offset_in_page(arg.addr);
+		arg.node = som_region_node(region, pgoff, &unmovable);
+		arg.out_flags = unmovable ? SOM_MAPPING_UNMOVABLE : 0;
 	}
 	mmap_read_unlock(mm);
 	if (err)

@@ -13,23 +13,32 @@
  * allocator hands out zeroed blocks first and, when there are none left,
  * zeroes a dirty block itself before returning it.
  *
- * Accounting: mmap() reserves blocks (nr_reserved), the fault that first
- * touches a block consumes one reservation and one free block. Because
- * nr_reserved <= nr_free always holds, a reserved allocation always finds a
- * block: at worst the one the worker is zeroing, which it then waits for.
+ * Chunks are kept in sets, one per NUMA node and kind (movable or
+ * unmovable). A region holds a claim (struct som_claim): its placement
+ * policy and how many blocks it has reserved on each node.
+ *
+ * Accounting: mmap() reserves blocks, the fault that first touches a block
+ * consumes one reservation and one free block of the same set. Because
+ * nr_reserved <= nr_free always holds for every set, a reserved allocation
+ * always finds a block: at worst the one the worker is zeroing, which it
+ * then waits for. A fault that wants its block on another node than where
+ * the claim's reservation lies moves the reservation there first if that
+ * set has room; otherwise it takes the nearest node it holds one on.
  * The pool never sleeps with its spinlock held and never zeroes under it.
  *
- * Nothing here knows about VMAs or where chunks come from, so that
- * pool_kunit.c can test it alone; its functions are exported for that
- * test only, and only in kernels built with KUnit.
+ * Nothing here knows about VMAs or what a chunk's owner (its source) is,
+ * so that pool_kunit.c can test it alone; its functions are exported for
+ * that test only, and only in kernels built with KUnit.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <kunit/visibility.h>
 #include <linux/io.h>
+#include <linux/numa.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/topology.h>
 
 #include "pool.h"
 
@@ -61,6 +70,19 @@ static bool som_chunk_is_zeroing(struct som_pool *pool, struct som_chunk *chunk)
 	       chunk->phys >> SOM_CHUNK_SHIFT;
 }
 
+/* The set of node @nid and the given kind. */
+static struct som_pool_set *som_pool_set(struct som_pool *pool, int nid,
+					 bool unmovable)
+{
+	return &pool->sets[nid * 2 + unmovable];
+}
+
+/* Blocks of @set that no claim holds yet. */
+static unsigned long som_set_spare(const struct som_pool_set *set)
+{
+	return set->nr_free - set->nr_reserved;
+}
+
 /* Take free block @i out of the free set; return whether it is dirty. */
 static bool som_chunk_take(struct som_pool *pool, struct som_chunk *chunk,
 			   unsigned int i)
@@ -70,10 +92,10 @@ static bool som_chunk_take(struct som_pool *pool, struct som_chunk *chunk,
 	lockdep_assert_held(&pool->lock);
 	__clear_bit(i, chunk->free);
 	chunk->nr_free--;
-	pool->nr_free--;
+	chunk->set->nr_free--;
 	if (dirty) {
 		chunk->nr_dirty--;
-		pool->nr_dirty--;
+		chunk->set->nr_dirty--;
 	}
 	return dirty;
 }
@@ -94,12 +116,13 @@ static unsigned int som_chunk_find(struct som_pool *pool,
 }
 
 /*
- * Pick a free block: a zeroed one before a dirty one, and one from a chunk
- * already in use before one from an untouched chunk, so that untouched
- * chunks stay whole for 1 GiB mappings.
+ * Pick a free block of @set: a zeroed one before a dirty one, and one from
+ * a chunk already in use before one from an untouched chunk, so that
+ * untouched chunks stay whole for 1 GiB mappings.
  */
-static unsigned int som_pool_pick_block(struct som_pool *pool,
-					struct som_chunk **chunkp)
+static unsigned int som_set_pick_block(struct som_pool *pool,
+				       struct som_pool_set *set,
+				       struct som_chunk **chunkp)
 {
 	static const struct { bool zeroed, whole; } prefs[] = {
 		{ true, false }, { true, true }, { false, false }, { false, true },
@@ -108,7 +131,7 @@ static unsigned int som_pool_pick_block(struct som_pool *pool,
 	unsigned int p, i;
 
 	for (p = 0; p < ARRAY_SIZE(prefs); p++) {
-		list_for_each_entry(chunk, &pool->chunks, list) {
+		list_for_each_entry(chunk, &set->chunks, set_list) {
 			bool whole = chunk->nr_free == SOM_BLOCKS_PER_CHUNK;
 
 			if (!chunk->nr_free || whole != prefs[p].whole)
@@ -123,6 +146,22 @@ static unsigned int som_pool_pick_block(struct som_pool *pool,
 	return SOM_BLOCKS_PER_CHUNK;
 }
 
+/* A whole free chunk of @set, a fully zeroed one first, or NULL. */
+static struct som_chunk *som_set_pick_chunk(struct som_pool *pool,
+					    struct som_pool_set *set)
+{
+	struct som_chunk *chunk, *pick = NULL;
+
+	list_for_each_entry(chunk, &set->chunks, set_list) {
+		if (chunk->nr_free != SOM_BLOCKS_PER_CHUNK)
+			continue;
+		if (!pick || (pick->nr_dirty && !chunk->nr_dirty) ||
+		    som_chunk_is_zeroing(pool, pick))
+			pick = chunk;
+	}
+	return pick;
+}
+
 /* Wait until the zeroing worker is done with the block it clears now. */
 static void som_pool_wait_zeroing(struct som_pool *pool)
 	__releases(&pool->lock)
@@ -133,19 +172,116 @@ static void som_pool_wait_zeroing(struct som_pool *pool)
 	wait_event(pool->zero_wait, READ_ONCE(pool->zeroing) != bfn);
 }
 
+/* May @claim hold memory on node @nid at all? */
+static bool som_claim_allows(const struct som_claim *claim, int nid)
+{
+	return claim->mode != SOM_CLAIM_BIND || node_isset(nid, claim->nodes);
+}
+
+/* The node @claim wants the block at 2 MiB index @idx of its region on. */
+static int som_claim_target(const struct som_claim *claim, pgoff_t idx)
+{
+	unsigned int nth;
+
+	switch (claim->mode) {
+	case SOM_CLAIM_PREFERRED:
+		return first_node(claim->nodes);
+	case SOM_CLAIM_INTERLEAVE:
+		nth = (idx >> claim->interleave_shift) %
+		      nodes_weight(claim->nodes);
+		return find_nth_bit(nodes_addr(claim->nodes), MAX_NUMNODES,
+				    nth);
+	case SOM_CLAIM_BIND:
+	case SOM_CLAIM_LOCAL:
+	default:
+		return numa_node_id();
+	}
+}
+
+/*
+ * The node after @prev in the order of distance from @from (ties broken
+ * by node number), @from itself first; nr_node_ids after the last. With
+ * @prev == NUMA_NO_NODE, the first, which is @from.
+ */
+static int som_next_node(int from, int prev)
+{
+	int n, best = nr_node_ids, d, best_d = INT_MAX, prev_d;
+
+	if (prev == NUMA_NO_NODE)
+		return from;
+	prev_d = prev == from ? -1 : node_distance(from, prev);
+	for (n = 0; n < nr_node_ids; n++) {
+		if (n == from)
+			continue;
+		d = node_distance(from, n);
+		if (d < prev_d || (d == prev_d && n <= prev))
+			continue;
+		if (d < best_d || (d == best_d && n < best)) {
+			best = n;
+			best_d = d;
+		}
+	}
+	return best;
+}
+
+/* Move @nr of @claim's reservations from node @from to node @to. */
+static void som_claim_move(struct som_pool *pool, struct som_claim *claim,
+			   int from, int to, unsigned long nr)
+{
+	lockdep_assert_held(&pool->lock);
+	som_pool_set(pool, from, claim->unmovable)->nr_reserved -= nr;
+	claim->node_reserved[from] -= nr;
+	som_pool_set(pool, to, claim->unmovable)->nr_reserved += nr;
+	claim->node_reserved[to] += nr;
+}
+
+/*
+ * Make @claim hold at least @need reservations on node @nid by moving
+ * some from other nodes, if @nid's set has room for them.
+ */
+static bool som_claim_gather(struct som_pool *pool, struct som_claim *claim,
+			     int nid, unsigned long need)
+{
+	unsigned long have = claim->node_reserved[nid], k;
+	int n;
+
+	lockdep_assert_held(&pool->lock);
+	if (have >= need)
+		return true;
+	if (!som_claim_allows(claim, nid) || claim->nr_reserved < need ||
+	    som_set_spare(som_pool_set(pool, nid, claim->unmovable)) <
+	    need - have)
+		return false;
+	/* Take from the highest-numbered nodes first. */
+	for (n = nr_node_ids - 1; n >= 0 && have < need; n--) {
+		if (n == nid || !claim->node_reserved[n])
+			continue;
+		k = min(claim->node_reserved[n], need - have);
+		som_claim_move(pool, claim, n, nid, k);
+		have += k;
+	}
+	return true;
+}
+
 /**
  * som_pool_alloc_block() - allocate one zeroed 2 MiB block
  * @pool: the pool
+ * @claim: the claim whose reservation the block consumes
+ * @idx: the 2 MiB index of the block in its region, for interleaving
  *
- * Consumes one block of a reservation made with som_pool_reserve().
+ * Takes the block from the node @claim's policy wants for @idx if it can,
+ * else from the nearest node it holds a reservation on.
  *
  * Context: Process context, may sleep (it zeroes 2 MiB when no pre-zeroed
  * block is left). Takes the pool lock.
- * Return: the block frame number, or SOM_NO_BLOCK if the caller holds no
+ * Return: the block frame number, or SOM_NO_BLOCK if @claim holds no
  * reservation.
  */
-unsigned long som_pool_alloc_block(struct som_pool *pool)
+unsigned long som_pool_alloc_block(struct som_pool *pool,
+				   struct som_claim *claim, pgoff_t idx)
 {
+	int target = som_claim_target(claim, idx), nid;
+	struct som_pool_set *set;
 	struct som_chunk *chunk;
 	unsigned int i;
 	bool dirty;
@@ -153,17 +289,28 @@ unsigned long som_pool_alloc_block(struct som_pool *pool)
 	might_sleep();
 	for (;;) {
 		spin_lock(&pool->lock);
-		if (WARN_ON_ONCE(!pool->nr_reserved)) {
+		if (WARN_ON_ONCE(!claim->nr_reserved)) {
 			spin_unlock(&pool->lock);
 			return SOM_NO_BLOCK;
 		}
-		i = som_pool_pick_block(pool, &chunk);
+		for (nid = som_next_node(target, NUMA_NO_NODE);
+		     nid < nr_node_ids; nid = som_next_node(target, nid))
+			if (som_claim_gather(pool, claim, nid, 1))
+				break;
+		if (WARN_ON_ONCE(nid >= nr_node_ids)) {
+			spin_unlock(&pool->lock);
+			return SOM_NO_BLOCK;
+		}
+		set = som_pool_set(pool, nid, claim->unmovable);
+		i = som_set_pick_block(pool, set, &chunk);
 		if (i < SOM_BLOCKS_PER_CHUNK)
 			break;
-		/* The only free block left is the one being zeroed. */
+		/* The only free block of the set is the one being zeroed. */
 		som_pool_wait_zeroing(pool);
 	}
-	pool->nr_reserved--;
+	set->nr_reserved--;
+	claim->node_reserved[nid]--;
+	claim->nr_reserved--;
 	dirty = som_chunk_take(pool, chunk, i);
 	spin_unlock(&pool->lock);
 
@@ -176,35 +323,46 @@ EXPORT_SYMBOL_IF_KUNIT(som_pool_alloc_block);
 /**
  * som_pool_alloc_chunk() - allocate a whole zeroed 1 GiB chunk
  * @pool: the pool
+ * @claim: the claim whose reservation the chunk consumes
+ * @idx: the 2 MiB index of the chunk's first block in its region
  *
- * Consumes SOM_BLOCKS_PER_CHUNK blocks of a reservation. Prefers a chunk
- * that is already fully zeroed; otherwise zeroes the dirty blocks of the
- * chunk it takes.
+ * Consumes SOM_BLOCKS_PER_CHUNK blocks of @claim's reservations. Looks for
+ * a whole free chunk on the node the policy wants, then on the nearest
+ * others; prefers a chunk that is already fully zeroed, otherwise zeroes
+ * the dirty blocks of the chunk it takes.
  *
  * Context: Process context, may sleep. Takes the pool lock.
  * Return: the frame number of the chunk's first block, or SOM_NO_BLOCK if
- * no chunk is entirely free (the caller then maps 2 MiB blocks instead).
+ * no chunk is entirely free where @claim may take it (the caller then maps
+ * 2 MiB blocks instead).
  */
-unsigned long som_pool_alloc_chunk(struct som_pool *pool)
+unsigned long som_pool_alloc_chunk(struct som_pool *pool,
+				   struct som_claim *claim, pgoff_t idx)
 {
 	DECLARE_BITMAP(dirty, SOM_BLOCKS_PER_CHUNK);
-	struct som_chunk *chunk, *pick;
+	int target = som_claim_target(claim, idx), nid;
+	struct som_chunk *pick = NULL;
 	unsigned int i;
 
 	might_sleep();
 	for (;;) {
-		pick = NULL;
 		spin_lock(&pool->lock);
-		if (pool->nr_reserved < SOM_BLOCKS_PER_CHUNK) {
+		if (claim->nr_reserved < SOM_BLOCKS_PER_CHUNK) {
 			spin_unlock(&pool->lock);
 			return SOM_NO_BLOCK;
 		}
-		list_for_each_entry(chunk, &pool->chunks, list) {
-			if (chunk->nr_free != SOM_BLOCKS_PER_CHUNK)
+		for (nid = som_next_node(target, NUMA_NO_NODE);
+		     nid < nr_node_ids; nid = som_next_node(target, nid)) {
+			struct som_pool_set *set;
+
+			if (!som_claim_allows(claim, nid))
 				continue;
-			if (!pick || (pick->nr_dirty && !chunk->nr_dirty) ||
-			    som_chunk_is_zeroing(pool, pick))
-				pick = chunk;
+			set = som_pool_set(pool, nid, claim->unmovable);
+			pick = som_set_pick_chunk(pool, set);
+			if (pick && som_claim_gather(pool, claim, nid,
+						     SOM_BLOCKS_PER_CHUNK))
+				break;
+			pick = NULL;
 		}
 		if (!pick) {
 			spin_unlock(&pool->lock);
@@ -216,7 +374,9 @@ unsigned long som_pool_alloc_chunk(struct som_pool *pool)
 		som_pool_wait_zeroing(pool);
 	}
 	bitmap_copy(dirty, pick->dirty, SOM_BLOCKS_PER_CHUNK);
-	pool->nr_reserved -= SOM_BLOCKS_PER_CHUNK;
+	pick->set->nr_reserved -= SOM_BLOCKS_PER_CHUNK;
+	claim->node_reserved[nid] -= SOM_BLOCKS_PER_CHUNK;
+	claim->nr_reserved -= SOM_BLOCKS_PER_CHUNK;
 	for (i = 0; i < SOM_BLOCKS_PER_CHUNK; i++)
 		som_chunk_take(pool, pick, i);
 	spin_unlock(&pool->lock);
@@ -254,8 +414,8 @@ void som_pool_free_block(struct som_pool *pool, unsigned long bfn)
 	__set_bit(i, chunk->dirty);
 	chunk->nr_free++;
 	chunk->nr_dirty++;
-	pool->nr_free++;
-	pool->nr_dirty++;
+	chunk->set->nr_free++;
+	chunk->set->nr_dirty++;
 	spin_unlock(&pool->lock);
 	queue_work(system_unbound_wq, &pool->zero_work);
 }
@@ -266,8 +426,8 @@ EXPORT_SYMBOL_IF_KUNIT(som_pool_free_block);
  * @pool: the pool
  * @bfn: frame number of a block of @pool
  *
- * Context: Takes the pool lock. Chunks are never removed while the pool
- * exists, so the address stays valid while the caller owns the block.
+ * Context: Takes the pool lock. A chunk with an allocated block cannot be
+ * removed, so the address stays valid while the caller owns the block.
  * Return: the write-back kernel mapping of the block, or NULL.
  */
 void *som_pool_block_vaddr(struct som_pool *pool, unsigned long bfn)
@@ -284,40 +444,136 @@ void *som_pool_block_vaddr(struct som_pool *pool, unsigned long bfn)
 EXPORT_SYMBOL_IF_KUNIT(som_pool_block_vaddr);
 
 /**
- * som_pool_reserve() - promise blocks to a mapping
+ * som_pool_block_node() - where an allocated block lies
  * @pool: the pool
- * @nr: number of 2 MiB blocks
+ * @bfn: frame number of a block of @pool
+ * @unmovable: set to whether the block's chunk is unmovable
  *
  * Context: Takes the pool lock.
- * Return: 0, or -ENOMEM if fewer than @nr blocks are neither allocated nor
- * reserved.
+ * Return: the block's NUMA node, or NUMA_NO_NODE if @bfn is not in @pool.
  */
-int som_pool_reserve(struct som_pool *pool, unsigned long nr)
+int som_pool_block_node(struct som_pool *pool, unsigned long bfn,
+			bool *unmovable)
 {
-	int ret = 0;
+	struct som_chunk *chunk;
+	int nid = NUMA_NO_NODE;
 
 	spin_lock(&pool->lock);
-	if (nr > pool->nr_free - pool->nr_reserved)
-		ret = -ENOMEM;
-	else
-		pool->nr_reserved += nr;
+	chunk = som_pool_find(pool, bfn >> (SOM_CHUNK_SHIFT - SOM_BLOCK_SHIFT));
+	if (chunk) {
+		nid = chunk->nid;
+		*unmovable = chunk->unmovable;
+	}
 	spin_unlock(&pool->lock);
-	return ret;
+	return nid;
+}
+EXPORT_SYMBOL_IF_KUNIT(som_pool_block_node);
+
+/**
+ * som_claim_init() - an empty claim with the default policy
+ * @claim: the claim
+ *
+ * The default is SOM_CLAIM_LOCAL on movable chunks. The caller may change
+ * the policy fields while the claim reserves nothing.
+ *
+ * Context: Process context, may sleep.
+ * Return: 0 or -ENOMEM.
+ */
+int som_claim_init(struct som_claim *claim)
+{
+	memset(claim, 0, sizeof(*claim));
+	claim->mode = SOM_CLAIM_LOCAL;
+	claim->node_reserved = kcalloc(nr_node_ids,
+				       sizeof(*claim->node_reserved),
+				       GFP_KERNEL_ACCOUNT);
+	return claim->node_reserved ? 0 : -ENOMEM;
+}
+EXPORT_SYMBOL_IF_KUNIT(som_claim_init);
+
+/**
+ * som_claim_destroy() - free a claim that reserves nothing any more
+ * @claim: the claim
+ */
+void som_claim_destroy(struct som_claim *claim)
+{
+	WARN_ON_ONCE(claim->nr_reserved);
+	kfree(claim->node_reserved);
+	claim->node_reserved = NULL;
+}
+EXPORT_SYMBOL_IF_KUNIT(som_claim_destroy);
+
+/**
+ * som_pool_reserve() - promise blocks to a claim
+ * @pool: the pool
+ * @claim: the claim
+ * @nr: number of 2 MiB blocks
+ *
+ * The blocks are reserved on the nodes @claim may use, nearest to the node
+ * its policy names (or this CPU's) first.
+ *
+ * Context: Takes the pool lock.
+ * Return: 0, or -ENOMEM if fewer than @nr blocks of the claim's kind on
+ * the nodes it may use are neither allocated nor reserved.
+ */
+int som_pool_reserve(struct som_pool *pool, struct som_claim *claim,
+		     unsigned long nr)
+{
+	unsigned long avail = 0, k;
+	int nid, home = som_claim_target(claim, 0);
+
+	spin_lock(&pool->lock);
+	for (nid = 0; nid < nr_node_ids; nid++)
+		if (som_claim_allows(claim, nid))
+			avail += som_set_spare(som_pool_set(pool, nid,
+							    claim->unmovable));
+	if (nr > avail) {
+		spin_unlock(&pool->lock);
+		return -ENOMEM;
+	}
+	claim->nr_reserved += nr;
+	for (nid = som_next_node(home, NUMA_NO_NODE); nid < nr_node_ids;
+	     nid = som_next_node(home, nid)) {
+		struct som_pool_set *set = som_pool_set(pool, nid,
+							claim->unmovable);
+
+		if (!nr)
+			break;
+		if (!som_claim_allows(claim, nid))
+			continue;
+		k = min(nr, som_set_spare(set));
+		set->nr_reserved += k;
+		claim->node_reserved[nid] += k;
+		nr -= k;
+	}
+	spin_unlock(&pool->lock);
+	return 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(som_pool_reserve);
 
 /**
  * som_pool_unreserve() - drop blocks reserved with som_pool_reserve()
  * @pool: the pool
+ * @claim: the claim
  * @nr: number of reserved blocks that will not be allocated
  *
  * Context: Takes the pool lock.
  */
-void som_pool_unreserve(struct som_pool *pool, unsigned long nr)
+void som_pool_unreserve(struct som_pool *pool, struct som_claim *claim,
+			unsigned long nr)
 {
+	unsigned long k;
+	int nid;
+
 	spin_lock(&pool->lock);
-	if (!WARN_ON_ONCE(nr > pool->nr_reserved))
-		pool->nr_reserved -= nr;
+	if (WARN_ON_ONCE(nr > claim->nr_reserved))
+		nr = claim->nr_reserved;
+	claim->nr_reserved -= nr;
+	for (nid = nr_node_ids - 1; nid >= 0 && nr; nid--) {
+		k = min(nr, claim->node_reserved[nid]);
+		claim->node_reserved[nid] -= k;
+		som_pool_set(pool, nid, claim->unmovable)->nr_reserved -= k;
+		nr -= k;
+	}
 	spin_unlock(&pool->lock);
 }
 EXPORT_SYMBOL_IF_KUNIT(som_pool_unreserve);
@@ -346,7 +602,7 @@ static void som_pool_zero_work(struct work_struct *work)
 		spin_lock(&pool->lock);
 		__clear_bit(i, chunk->dirty);
 		chunk->nr_dirty--;
-		pool->nr_dirty--;
+		chunk->set->nr_dirty--;
 		WRITE_ONCE(pool->zeroing, SOM_NO_BLOCK);
 		spin_unlock(&pool->lock);
 		wake_up_all(&pool->zero_wait);
@@ -382,78 +638,279 @@ bool som_pool_contains(struct som_pool *pool, phys_addr_t phys, u64 size)
 EXPORT_SYMBOL_IF_KUNIT(som_pool_contains);
 
 /**
- * som_pool_add_chunk() - add 1 GiB of physical memory to the pool
+ * som_pool_owner_used() - blocks of an owner's chunks handed to regions
  * @pool: the pool
- * @phys: 1 GiB aligned physical address, already validated by its source
+ * @owner: the owner given to som_pool_add_chunk()
  *
- * The chunk is mapped write-back and enters the pool dirty; the zeroing
- * worker is started on it.
+ * Context: Takes the pool lock.
+ * Return: the number of allocated blocks in the chunks of @owner.
+ */
+unsigned long som_pool_owner_used(struct som_pool *pool, const void *owner)
+{
+	struct som_chunk *chunk;
+	unsigned long used = 0;
+
+	spin_lock(&pool->lock);
+	list_for_each_entry(chunk, &pool->chunks, list)
+		if (chunk->owner == owner)
+			used += SOM_BLOCKS_PER_CHUNK - chunk->nr_free;
+	spin_unlock(&pool->lock);
+	return used;
+}
+EXPORT_SYMBOL_IF_KUNIT(som_pool_owner_used);
+
+/**
+ * som_chunk_create() - describe 1 GiB of physical memory, outside any pool
+ * @pool: the pool it is meant for
+ * @phys: 1 GiB aligned physical address, already validated by its source
+ * @nid: the NUMA node of the memory
+ * @unmovable: whether the chunk serves claims that need stable memory
+ * @owner: the source, for som_pool_remove(); the pool never looks into it
+ *
+ * The chunk is mapped write-back, all free and dirty. Nothing can use it
+ * until som_pool_insert() puts it in @pool; som_chunk_destroy() frees it
+ * if it never gets there.
  *
  * Context: Process context, may sleep.
- * Return: 0, -EINVAL if @phys is not aligned, -EEXIST if the chunk is
- * already in the pool, or -ENOMEM.
+ * Return: the chunk, or ERR_PTR(-EINVAL) if @phys is not aligned or @nid
+ * is no node, or ERR_PTR(-ENOMEM).
  */
-int som_pool_add_chunk(struct som_pool *pool, phys_addr_t phys)
+struct som_chunk *som_chunk_create(struct som_pool *pool, phys_addr_t phys,
+				   int nid, bool unmovable, const void *owner)
 {
 	struct som_chunk *chunk;
 
-	if (!IS_ALIGNED(phys, SOM_CHUNK_SIZE))
-		return -EINVAL;
+	if (!IS_ALIGNED(phys, SOM_CHUNK_SIZE) || nid < 0 || nid >= nr_node_ids)
+		return ERR_PTR(-EINVAL);
 	chunk = kzalloc(sizeof(*chunk), GFP_KERNEL);
 	if (!chunk)
-		return -ENOMEM;
+		return ERR_PTR(-ENOMEM);
 	chunk->phys = phys;
+	chunk->nid = nid;
+	chunk->unmovable = unmovable;
+	chunk->owner = owner;
+	chunk->set = som_pool_set(pool, nid, unmovable);
 	chunk->vaddr = memremap(phys, SOM_CHUNK_SIZE, MEMREMAP_WB);
 	if (!chunk->vaddr) {
 		kfree(chunk);
-		return -ENOMEM;
+		return ERR_PTR(-ENOMEM);
 	}
+	INIT_LIST_HEAD(&chunk->list);
 	bitmap_fill(chunk->free, SOM_BLOCKS_PER_CHUNK);
 	bitmap_fill(chunk->dirty, SOM_BLOCKS_PER_CHUNK);
 	chunk->nr_free = SOM_BLOCKS_PER_CHUNK;
 	chunk->nr_dirty = SOM_BLOCKS_PER_CHUNK;
+	return chunk;
+}
+EXPORT_SYMBOL_IF_KUNIT(som_chunk_create);
+
+/**
+ * som_chunk_destroy() - free a chunk that is not in a pool
+ * @chunk: from som_chunk_create(), or taken out by som_pool_remove()
+ */
+void som_chunk_destroy(struct som_chunk *chunk)
+{
+	memunmap(chunk->vaddr);
+	kfree(chunk);
+}
+EXPORT_SYMBOL_IF_KUNIT(som_chunk_destroy);
+
+/**
+ * som_pool_insert() - put chunks into the pool, all at once
+ * @pool: the pool
+ * @chunks: chunks from som_chunk_create(), linked through their @list;
+ *	on success the list is left empty
+ *
+ * All or nothing, in one hold of the pool lock: no claim can see some of
+ * the chunks before all are in. The zeroing worker is started on them.
+ *
+ * Context: Takes the pool lock.
+ * Return: 0, or -EEXIST if one of them is in the pool already (then none
+ * is added and the list is untouched).
+ */
+int som_pool_insert(struct som_pool *pool, struct list_head *chunks)
+{
+	struct som_chunk *chunk;
 
 	spin_lock(&pool->lock);
-	if (som_pool_find(pool, phys >> SOM_CHUNK_SHIFT)) {
-		spin_unlock(&pool->lock);
-		memunmap(chunk->vaddr);
-		kfree(chunk);
-		return -EEXIST;
+	list_for_each_entry(chunk, chunks, list) {
+		if (som_pool_find(pool, chunk->phys >> SOM_CHUNK_SHIFT)) {
+			spin_unlock(&pool->lock);
+			return -EEXIST;
+		}
 	}
-	list_add_tail(&chunk->list, &pool->chunks);
-	hash_add(pool->hash, &chunk->hash, phys >> SOM_CHUNK_SHIFT);
-	pool->nr_chunks++;
-	pool->nr_free += SOM_BLOCKS_PER_CHUNK;
-	pool->nr_dirty += SOM_BLOCKS_PER_CHUNK;
+	list_for_each_entry(chunk, chunks, list) {
+		list_add_tail(&chunk->set_list, &chunk->set->chunks);
+		hash_add(pool->hash, &chunk->hash,
+			 chunk->phys >> SOM_CHUNK_SHIFT);
+		pool->nr_chunks++;
+		chunk->set->nr_chunks++;
+		chunk->set->nr_free += SOM_BLOCKS_PER_CHUNK;
+		chunk->set->nr_dirty += SOM_BLOCKS_PER_CHUNK;
+	}
+	list_splice_tail_init(chunks, &pool->chunks);
 	spin_unlock(&pool->lock);
 
 	queue_work(system_unbound_wq, &pool->zero_work);
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(som_pool_insert);
+
+/**
+ * som_pool_add_chunk() - add 1 GiB of physical memory to the pool
+ * @pool: the pool
+ * @phys: 1 GiB aligned physical address, already validated by its source
+ * @nid: the NUMA node of the memory
+ * @unmovable: whether the chunk serves claims that need stable memory
+ * @owner: the source, for som_pool_remove(); the pool never looks into it
+ *
+ * som_chunk_create() and som_pool_insert() of one chunk.
+ *
+ * Context: Process context, may sleep.
+ * Return: 0, -EINVAL if @phys is not aligned or @nid is no node, -EEXIST
+ * if the chunk is already in the pool, or -ENOMEM.
+ */
+int som_pool_add_chunk(struct som_pool *pool, phys_addr_t phys, int nid,
+		       bool unmovable, const void *owner)
+{
+	struct som_chunk *chunk;
+	LIST_HEAD(one);
+	int err;
+
+	chunk = som_chunk_create(pool, phys, nid, unmovable, owner);
+	if (IS_ERR(chunk))
+		return PTR_ERR(chunk);
+	list_add(&chunk->list, &one);
+	err = som_pool_insert(pool, &one);
+	if (err)
+		som_chunk_destroy(chunk);
+	return err;
+}
 EXPORT_SYMBOL_IF_KUNIT(som_pool_add_chunk);
+
+/**
+ * som_pool_remove() - take every chunk of an owner out of the pool
+ * @pool: the pool
+ * @owner: the owner given to som_pool_add_chunk()
+ *
+ * All or nothing: refused while any block of those chunks is allocated,
+ * or while the rest of their sets could not cover the reservations held
+ * on them. A chunk the zeroing worker is clearing is waited for. The
+ * blocks the worker has not zeroed yet are zeroed here, so that no
+ * owner's data goes back to where the memory came from.
+ *
+ * Context: Process context, may sleep (it zeroes up to the chunks' size).
+ * Takes the pool lock.
+ * Return: 0, or -EBUSY.
+ */
+int som_pool_remove(struct som_pool *pool, const void *owner)
+{
+	struct som_chunk *chunk, *tmp;
+	LIST_HEAD(gone);
+	unsigned int b;
+	int i;
+
+	might_sleep();
+retry:
+	spin_lock(&pool->lock);
+	list_for_each_entry(chunk, &pool->chunks, list) {
+		if (chunk->owner != owner)
+			continue;
+		if (chunk->nr_free != SOM_BLOCKS_PER_CHUNK) {
+			spin_unlock(&pool->lock);
+			return -EBUSY;
+		}
+		if (som_chunk_is_zeroing(pool, chunk)) {
+			som_pool_wait_zeroing(pool);
+			goto retry;
+		}
+	}
+	/* Count the chunks off their sets; undone if a set falls short. */
+	list_for_each_entry(chunk, &pool->chunks, list)
+		if (chunk->owner == owner)
+			chunk->set->nr_free -= SOM_BLOCKS_PER_CHUNK;
+	for (i = 0; i < nr_node_ids * 2; i++)
+		if (pool->sets[i].nr_free < pool->sets[i].nr_reserved)
+			break;
+	if (i < nr_node_ids * 2) {
+		list_for_each_entry(chunk, &pool->chunks, list)
+			if (chunk->owner == owner)
+				chunk->set->nr_free += SOM_BLOCKS_PER_CHUNK;
+		spin_unlock(&pool->lock);
+		return -EBUSY;
+	}
+	list_for_each_entry_safe(chunk, tmp, &pool->chunks, list) {
+		if (chunk->owner != owner)
+			continue;
+		hash_del(&chunk->hash);
+		list_del(&chunk->set_list);
+		list_move_tail(&chunk->list, &gone);
+		pool->nr_chunks--;
+		chunk->set->nr_chunks--;
+		chunk->set->nr_dirty -= chunk->nr_dirty;
+	}
+	spin_unlock(&pool->lock);
+
+	/* Memory leaves the pool zeroed, whoever gets it next. */
+	list_for_each_entry_safe(chunk, tmp, &gone, list) {
+		for_each_set_bit(b, chunk->dirty, SOM_BLOCKS_PER_CHUNK) {
+			memset(som_chunk_block_vaddr(chunk, b), 0,
+			       SOM_BLOCK_SIZE);
+			cond_resched();
+		}
+		som_chunk_destroy(chunk);
+	}
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(som_pool_remove);
 
 /**
  * som_pool_get_stats() - snapshot of the pool's counters
  * @pool: the pool
+ * @nid: a node, or NUMA_NO_NODE for the whole pool
  * @stats: filled in
  *
  * Metadata is what the pool allocates to describe its memory: one
- * struct som_chunk per GiB (as the slab rounds it up) plus the pool itself.
+ * struct som_chunk per GiB (as the slab rounds it up), the sets, and the
+ * pool itself; it is reported for the whole pool only (0 for a node).
  *
  * Context: Takes the pool lock.
  */
-void som_pool_get_stats(struct som_pool *pool, struct som_pool_stats *stats)
+void som_pool_get_stats(struct som_pool *pool, int nid,
+			struct som_pool_stats *stats)
 {
+	int n, kind;
+
+	memset(stats, 0, sizeof(*stats));
 	spin_lock(&pool->lock);
-	stats->total_bytes = (u64)pool->nr_chunks * SOM_CHUNK_SIZE;
-	stats->free_bytes = (u64)(pool->nr_free - pool->nr_reserved) *
-			    SOM_BLOCK_SIZE;
-	stats->reserved_bytes = (u64)pool->nr_reserved * SOM_BLOCK_SIZE;
-	stats->zeroed_bytes = (u64)(pool->nr_free - pool->nr_dirty) *
-			      SOM_BLOCK_SIZE;
-	stats->metadata_bytes = (u64)pool->nr_chunks *
-				kmalloc_size_roundup(sizeof(struct som_chunk)) +
-				sizeof(*pool);
+	for (n = 0; n < nr_node_ids; n++) {
+		if (nid != NUMA_NO_NODE && n != nid)
+			continue;
+		for (kind = 0; kind < 2; kind++) {
+			struct som_pool_set *set = som_pool_set(pool, n, kind);
+			u64 total = (u64)set->nr_chunks * SOM_CHUNK_SIZE;
+			u64 free = (u64)som_set_spare(set) * SOM_BLOCK_SIZE;
+
+			stats->total_bytes += total;
+			stats->free_bytes += free;
+			stats->reserved_bytes += (u64)set->nr_reserved *
+						 SOM_BLOCK_SIZE;
+			stats->zeroed_bytes += (u64)(set->nr_free -
+						     set->nr_dirty) *
+					       SOM_BLOCK_SIZE;
+			if (kind) {
+				stats->unmovable_total_bytes += total;
+				stats->unmovable_free_bytes += free;
+			}
+		}
+	}
+	if (nid == NUMA_NO_NODE)
+		stats->metadata_bytes =
+			(u64)pool->nr_chunks *
+			kmalloc_size_roundup(sizeof(struct som_chunk)) +
+			kmalloc_size_roundup(nr_node_ids * 2 *
+					     sizeof(*pool->sets)) +
+			sizeof(*pool);
 	spin_unlock(&pool->lock);
 }
 EXPORT_SYMBOL_IF_KUNIT(som_pool_get_stats);
@@ -461,15 +918,27 @@ EXPORT_SYMBOL_IF_KUNIT(som_pool_get_stats);
 /**
  * som_pool_init() - set up an empty pool
  * @pool: the pool
+ *
+ * Context: Process context, may sleep.
+ * Return: 0 or -ENOMEM.
  */
-void som_pool_init(struct som_pool *pool)
+int som_pool_init(struct som_pool *pool)
 {
+	int i;
+
+	pool->sets = kcalloc(nr_node_ids * 2, sizeof(*pool->sets), GFP_KERNEL);
+	if (!pool->sets)
+		return -ENOMEM;
+	for (i = 0; i < nr_node_ids * 2; i++)
+		INIT_LIST_HEAD(&pool->sets[i].chunks);
 	spin_lock_init(&pool->lock);
 	INIT_LIST_HEAD(&pool->chunks);
 	hash_init(pool->hash);
+	pool->nr_chunks = 0;
 	pool->zeroing = SOM_NO_BLOCK;
 	init_waitqueue_head(&pool->zero_wait);
 	INIT_WORK(&pool->zero_work, som_pool_zero_work);
+	return 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(som_pool_init);
 
@@ -484,16 +953,14 @@ void som_pool_destroy(struct som_pool *pool)
 	struct som_chunk *chunk, *tmp;
 
 	cancel_work_sync(&pool->zero_work);
-	WARN_ON_ONCE(pool->nr_reserved ||
-		     pool->nr_free != pool->nr_chunks * SOM_BLOCKS_PER_CHUNK);
 	list_for_each_entry_safe(chunk, tmp, &pool->chunks, list) {
+		WARN_ON_ONCE(chunk->nr_free != SOM_BLOCKS_PER_CHUNK);
 		hash_del(&chunk->hash);
 		list_del(&chunk->list);
-		memunmap(chunk->vaddr);
-		kfree(chunk);
+		som_chunk_destroy(chunk);
 	}
 	pool->nr_chunks = 0;
-	pool->nr_free = 0;
-	pool->nr_dirty = 0;
+	kfree(pool->sets);
+	pool->sets = NULL;
 }
 EXPORT_SYMBOL_IF_KUNIT(som_pool_destroy);

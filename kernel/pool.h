@@ -10,6 +10,7 @@
 #include <linux/bits.h>
 #include <linux/hashtable.h>
 #include <linux/list.h>
+#include <linux/nodemask.h>
 #include <linux/pgtable.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
@@ -27,25 +28,37 @@
 /**
  * struct som_chunk - one naturally aligned 1 GiB piece of physical memory
  * @hash:	entry in som_pool.hash, keyed by chunk frame number
- * @list:	entry in som_pool.chunks
+ * @list:	entry in som_pool.chunks (or, before som_pool_insert(), in
+ *		the caller's list of chunks to insert)
+ * @set_list:	entry in the chunks list of its struct som_pool_set
+ * @set:	the set of its node and kind
+ * @owner:	the source that added it (opaque to the pool)
  * @phys:	physical address, 1 GiB aligned
  * @vaddr:	write-back memremap() of the whole chunk, kept for as long as
  *		the chunk is in the pool: it is what makes user mappings of the
  *		chunk write-back (PAT) and what the zeroing worker writes through
+ * @nid:	NUMA node of the memory
+ * @unmovable:	blocks here are promised never to move (see struct som_claim)
  * @nr_free:	number of bits set in @free
  * @nr_dirty:	number of bits set in @dirty
  * @free:	blocks not handed to any region
  * @dirty:	free blocks whose old contents have not been zeroed yet;
  *		always a subset of @free
  *
- * All fields but @phys and @vaddr are protected by som_pool.lock. This is
- * the pool's only per-chunk metadata: see som_pool_metadata_bytes().
+ * All fields but @phys, @vaddr, @nid, @unmovable, @set and @owner (fixed
+ * while the chunk is in the pool) are protected by som_pool.lock. This is
+ * the pool's only per-chunk metadata: see som_pool_get_stats().
  */
 struct som_chunk {
 	struct hlist_node hash;
 	struct list_head list;
+	struct list_head set_list;
+	struct som_pool_set *set;
+	const void *owner;
 	phys_addr_t phys;
 	void *vaddr;
+	int nid;
+	bool unmovable;
 	unsigned int nr_free;
 	unsigned int nr_dirty;
 	DECLARE_BITMAP(free, SOM_BLOCKS_PER_CHUNK);
@@ -53,18 +66,36 @@ struct som_chunk {
 };
 
 /**
+ * struct som_pool_set - the chunks of one NUMA node and one kind
+ * @chunks:	its chunks, in the order they were added
+ * @nr_chunks:	chunks in the set
+ * @nr_free:	blocks not handed to any region (zeroed or dirty)
+ * @nr_dirty:	of @nr_free, blocks waiting to be zeroed
+ * @nr_reserved: of @nr_free, blocks promised to claims; @nr_free -
+ *		@nr_reserved is what a claim can still reserve here
+ *
+ * Reservations are kept per set, so that nr_reserved <= nr_free holds for
+ * every set and a claim holding a reservation on a set always finds a
+ * block there. Protected by som_pool.lock.
+ */
+struct som_pool_set {
+	struct list_head chunks;
+	unsigned long nr_chunks;
+	unsigned long nr_free;
+	unsigned long nr_dirty;
+	unsigned long nr_reserved;
+};
+
+/**
  * struct som_pool - all chunks and their accounting
  * @lock:	protects every field below except @zero_work and @zero_wait,
- *		and the mutable fields of every chunk. Innermost lock of som:
+ *		the sets, the mutable fields of every chunk and the
+ *		reservation counts of every claim. Innermost lock of som:
  *		taken inside som_region.lock; never held while zeroing.
  * @chunks:	all chunks, in the order they were added
  * @hash:	chunk lookup by chunk frame number
+ * @sets:	nr_node_ids * 2 sets, indexed by som_pool_set_index()
  * @nr_chunks:	chunks in the pool
- * @nr_free:	blocks not handed to any region (zeroed or dirty)
- * @nr_dirty:	of @nr_free, blocks waiting to be zeroed
- * @nr_reserved: of @nr_free, blocks promised to mappings (mmap reserves,
- *		the fault that allocates consumes); @nr_free - @nr_reserved is
- *		what a new mapping can still reserve
  * @zeroing:	block the zeroing worker is clearing right now (it stays
  *		free and dirty meanwhile, allocators skip it), or SOM_NO_BLOCK
  * @zero_wait:	woken whenever the worker finishes a block
@@ -74,13 +105,44 @@ struct som_pool {
 	spinlock_t lock;		/* see above */
 	struct list_head chunks;
 	DECLARE_HASHTABLE(hash, 6);
+	struct som_pool_set *sets;
 	unsigned long nr_chunks;
-	unsigned long nr_free;
-	unsigned long nr_dirty;
-	unsigned long nr_reserved;
 	unsigned long zeroing;
 	wait_queue_head_t zero_wait;
 	struct work_struct zero_work;
+};
+
+/* How a claim places its blocks on nodes: the values of SOM_POLICY_*. */
+enum som_claim_mode {
+	SOM_CLAIM_LOCAL,	/* the faulting CPU's node, then the nearest */
+	SOM_CLAIM_PREFERRED,	/* the one node in @nodes, then the nearest */
+	SOM_CLAIM_BIND,		/* only the nodes in @nodes, nearest first */
+	SOM_CLAIM_INTERLEAVE,	/* round robin over @nodes, then the nearest */
+};
+
+/**
+ * struct som_claim - what one region holds of the pool, and where it wants
+ *	its memory
+ * @mode:	an enum som_claim_mode
+ * @nodes:	the nodes of @mode (unused for SOM_CLAIM_LOCAL)
+ * @interleave_shift: SOM_CLAIM_INTERLEAVE moves to the next node every
+ *		2^@interleave_shift blocks (0: 2 MiB, 9: 1 GiB)
+ * @unmovable:	take blocks only from unmovable chunks, and never move them
+ * @nr_reserved: blocks reserved and not allocated yet, in all
+ * @node_reserved: the same per node ([nr_node_ids]); a reservation is held
+ *		on a node's set, and moves to another set at allocation time
+ *		when that is where the block is wanted and the set has room
+ *
+ * @nr_reserved and @node_reserved are protected by som_pool.lock; the
+ * policy fields change only while the claim reserves nothing.
+ */
+struct som_claim {
+	enum som_claim_mode mode;
+	nodemask_t nodes;
+	unsigned int interleave_shift;
+	bool unmovable;
+	unsigned long nr_reserved;
+	unsigned long *node_reserved;
 };
 
 /**
@@ -89,6 +151,8 @@ struct som_pool {
  * @free_bytes:		neither allocated to nor reserved by a mapping
  * @reserved_bytes:	reserved by mappings, not allocated yet
  * @zeroed_bytes:	free or reserved and already zeroed
+ * @unmovable_total_bytes: of @total_bytes, in unmovable chunks
+ * @unmovable_free_bytes: of @free_bytes, in unmovable chunks
  * @metadata_bytes:	memory the pool spends describing the above
  */
 struct som_pool_stats {
@@ -96,6 +160,8 @@ struct som_pool_stats {
 	u64 free_bytes;
 	u64 reserved_bytes;
 	u64 zeroed_bytes;
+	u64 unmovable_total_bytes;
+	u64 unmovable_free_bytes;
 	u64 metadata_bytes;
 };
 
@@ -104,16 +170,33 @@ static inline unsigned long som_bfn_to_pfn(unsigned long bfn)
 	return bfn << (SOM_BLOCK_SHIFT - PAGE_SHIFT);
 }
 
-void som_pool_init(struct som_pool *pool);
+int som_pool_init(struct som_pool *pool);
 void som_pool_destroy(struct som_pool *pool);
-int som_pool_add_chunk(struct som_pool *pool, phys_addr_t phys);
+struct som_chunk *som_chunk_create(struct som_pool *pool, phys_addr_t phys,
+				   int nid, bool unmovable, const void *owner);
+void som_chunk_destroy(struct som_chunk *chunk);
+int som_pool_insert(struct som_pool *pool, struct list_head *chunks);
+int som_pool_add_chunk(struct som_pool *pool, phys_addr_t phys, int nid,
+		       bool unmovable, const void *owner);
+int som_pool_remove(struct som_pool *pool, const void *owner);
 bool som_pool_contains(struct som_pool *pool, phys_addr_t phys, u64 size);
-int som_pool_reserve(struct som_pool *pool, unsigned long nr);
-void som_pool_unreserve(struct som_pool *pool, unsigned long nr);
-unsigned long som_pool_alloc_block(struct som_pool *pool);
-unsigned long som_pool_alloc_chunk(struct som_pool *pool);
+unsigned long som_pool_owner_used(struct som_pool *pool, const void *owner);
+
+int som_claim_init(struct som_claim *claim);
+void som_claim_destroy(struct som_claim *claim);
+int som_pool_reserve(struct som_pool *pool, struct som_claim *claim,
+		     unsigned long nr);
+void som_pool_unreserve(struct som_pool *pool, struct som_claim *claim,
+			unsigned long nr);
+unsigned long som_pool_alloc_block(struct som_pool *pool,
+				   struct som_claim *claim, pgoff_t idx);
+unsigned long som_pool_alloc_chunk(struct som_pool *pool,
+				   struct som_claim *claim, pgoff_t idx);
 void som_pool_free_block(struct som_pool *pool, unsigned long bfn);
 void *som_pool_block_vaddr(struct som_pool *pool, unsigned long bfn);
-void som_pool_get_stats(struct som_pool *pool, struct som_pool_stats *stats);
+int som_pool_block_node(struct som_pool *pool, unsigned long bfn,
+			bool *unmovable);
+void som_pool_get_stats(struct som_pool *pool, int nid,
+			struct som_pool_stats *stats);
 
 #endif /* _SOM_POOL_H */

@@ -9,15 +9,20 @@
  * of it (at least 2), with som.ko loaded without ranges= over it. Without
  * base= every case is skipped. The debug tier of `vm/run test` loads it so.
  *
- * The cases share one pool set up by the suite and each leaves it as it
- * found it: all memory free, none reserved. Each starts once the zeroing
- * worker has zeroed everything.
+ * The cases share one pool set up by the suite, every chunk on node 0 and
+ * movable, and each leaves it as it found it: all memory free, none
+ * reserved, every chunk back where it was. Each starts once the zeroing
+ * worker has zeroed everything. The cases about nodes need a kernel with
+ * two possible nodes (the test VM has two); they pretend the last chunk
+ * lies on node 1.
  */
 #include <kunit/test.h>
 #include <linux/bitmap.h>
 #include <linux/ioport.h>
 #include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/nodemask.h>
+#include <linux/numa.h>
 #include <linux/string.h>
 
 #include "pool.h"
@@ -34,11 +39,23 @@ static struct som_pool som_test_pool;
 
 /*
  * What the running case holds: blocks it allocated (bit per block of the
- * test pool) and reservations. The exit hook gives back whatever a failed
- * case left, so that one failure does not spill into the next cases.
+ * test pool) and the reservations of its two claims. The exit hook gives
+ * back whatever a failed case left, so that one failure does not spill
+ * into the next cases.
  */
 static unsigned long *som_test_taken;
-static unsigned long som_test_reserved;
+static struct som_claim som_test_claim;	/* the default policy */
+static struct som_claim som_test_other;	/* for the cases about policies */
+
+/* Where the last chunk is now: the node cases move it. */
+static int som_test_last_nid;
+static bool som_test_last_unmovable;
+
+/* The owner of chunk @i, as the pool sees it: any distinct pointer. */
+static const void *som_test_owner(unsigned int i)
+{
+	return (const void *)(unsigned long)(i + 1);
+}
 
 static unsigned long som_test_blocks(void)
 {
@@ -54,7 +71,15 @@ static struct som_pool_stats som_test_stats(void)
 {
 	struct som_pool_stats stats;
 
-	som_pool_get_stats(&som_test_pool, &stats);
+	som_pool_get_stats(&som_test_pool, NUMA_NO_NODE, &stats);
+	return stats;
+}
+
+static struct som_pool_stats som_test_node_stats(int nid)
+{
+	struct som_pool_stats stats;
+
+	som_pool_get_stats(&som_test_pool, nid, &stats);
 	return stats;
 }
 
@@ -71,42 +96,95 @@ static unsigned long som_test_index(unsigned long bfn)
 	return bfn - (base >> SOM_BLOCK_SHIFT);
 }
 
+/* The chunk a block of the test pool lies in. */
+static unsigned int som_test_chunk_of(unsigned long bfn)
+{
+	return som_test_index(bfn) / SOM_BLOCKS_PER_CHUNK;
+}
+
+static int som_test_reserve_for(struct som_claim *claim, unsigned long nr)
+{
+	return som_pool_reserve(&som_test_pool, claim, nr);
+}
+
 static int som_test_reserve(unsigned long nr)
 {
-	int err = som_pool_reserve(&som_test_pool, nr);
+	return som_test_reserve_for(&som_test_claim, nr);
+}
 
-	if (!err)
-		som_test_reserved += nr;
-	return err;
+static void som_test_unreserve_for(struct som_claim *claim, unsigned long nr)
+{
+	som_pool_unreserve(&som_test_pool, claim, nr);
 }
 
 static void som_test_unreserve(unsigned long nr)
 {
-	som_pool_unreserve(&som_test_pool, nr);
-	som_test_reserved -= nr;
+	som_test_unreserve_for(&som_test_claim, nr);
+}
+
+static unsigned long som_test_alloc_block_for(struct som_claim *claim,
+					      pgoff_t idx)
+{
+	unsigned long bfn = som_pool_alloc_block(&som_test_pool, claim, idx);
+
+	if (som_test_owns(bfn))
+		__set_bit(som_test_index(bfn), som_test_taken);
+	return bfn;
 }
 
 static unsigned long som_test_alloc_block(void)
 {
-	unsigned long bfn = som_pool_alloc_block(&som_test_pool);
-
-	if (som_test_owns(bfn)) {
-		__set_bit(som_test_index(bfn), som_test_taken);
-		som_test_reserved--;
-	}
-	return bfn;
+	return som_test_alloc_block_for(&som_test_claim, 0);
 }
 
 static unsigned long som_test_alloc_chunk(void)
 {
-	unsigned long bfn = som_pool_alloc_chunk(&som_test_pool);
+	unsigned long bfn = som_pool_alloc_chunk(&som_test_pool,
+						 &som_test_claim, 0);
 
-	if (som_test_owns(bfn)) {
+	if (som_test_owns(bfn))
 		bitmap_set(som_test_taken, som_test_index(bfn),
 			   SOM_BLOCKS_PER_CHUNK);
-		som_test_reserved -= SOM_BLOCKS_PER_CHUNK;
-	}
 	return bfn;
+}
+
+static phys_addr_t som_test_chunk_phys(unsigned int i)
+{
+	return base + (u64)i * SOM_CHUNK_SIZE;
+}
+
+/* Take the last chunk out and put it back on @nid, of the given kind. */
+static int som_test_move_last(int nid, bool unmovable)
+{
+	unsigned int last = chunks - 1;
+	int err;
+
+	err = som_pool_remove(&som_test_pool, som_test_owner(last));
+	if (err)
+		return err;
+	err = som_pool_add_chunk(&som_test_pool, som_test_chunk_phys(last),
+				 nid, unmovable, som_test_owner(last));
+	if (!err) {
+		som_test_last_nid = nid;
+		som_test_last_unmovable = unmovable;
+	}
+	flush_work(&som_test_pool.zero_work);
+	return err;
+}
+
+/* A claim of @mode over the nodes of @mask (bit n for node n). */
+static void som_test_policy(struct som_claim *claim, enum som_claim_mode mode,
+			    unsigned long mask, bool unmovable)
+{
+	int nid;
+
+	claim->mode = mode;
+	nodes_clear(claim->nodes);
+	for (nid = 0; nid < BITS_PER_LONG; nid++)
+		if (mask & BIT(nid))
+			node_set(nid, claim->nodes);
+	claim->interleave_shift = 0;
+	claim->unmovable = unmovable;
 }
 
 static void som_test_free_block(unsigned long bfn)
@@ -151,7 +229,10 @@ static void som_pool_test_new_chunks_are_counted_and_zeroed(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, som_test_total(), stats.free_bytes);
 	KUNIT_EXPECT_EQ(test, 0, stats.reserved_bytes);
 	KUNIT_EXPECT_EQ(test, som_test_total(), stats.zeroed_bytes);
-	KUNIT_EXPECT_EQ(test, chunks * per_chunk + sizeof(som_test_pool),
+	KUNIT_EXPECT_EQ(test, chunks * per_chunk +
+			kmalloc_size_roundup(nr_node_ids * 2 *
+					     sizeof(struct som_pool_set)) +
+			sizeof(som_test_pool),
 			stats.metadata_bytes);
 	/* The design's budget: at most 1 KiB of metadata per GiB. */
 	KUNIT_EXPECT_LE(test, per_chunk, 1024);
@@ -174,8 +255,20 @@ static void som_pool_test_add_chunk_refuses_bad_chunks(struct kunit *test)
 	for (i = 0; i < ARRAY_SIZE(cases); i++)
 		KUNIT_EXPECT_EQ_MSG(test, cases[i].err,
 				    som_pool_add_chunk(&som_test_pool,
-						       base + cases[i].offset),
+						       base + cases[i].offset,
+						       0, false,
+						       som_test_owner(chunks)),
 				    "chunk at base + %llu", cases[i].offset);
+	KUNIT_EXPECT_EQ(test, -EINVAL,
+			som_pool_add_chunk(&som_test_pool,
+					   som_test_chunk_phys(chunks),
+					   nr_node_ids, false,
+					   som_test_owner(chunks)));
+	KUNIT_EXPECT_EQ(test, -EINVAL,
+			som_pool_add_chunk(&som_test_pool,
+					   som_test_chunk_phys(chunks),
+					   NUMA_NO_NODE, false,
+					   som_test_owner(chunks)));
 	KUNIT_EXPECT_EQ(test, som_test_total(), som_test_stats().total_bytes);
 }
 
@@ -364,6 +457,168 @@ static void som_pool_test_block_vaddr_only_for_its_blocks(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, som_pool_block_vaddr(&som_test_pool, first - 1));
 }
 
+/*
+ * A chunk leaves the pool only whole and unused: not while a block of it
+ * is allocated, nor while the rest of its set could not cover what is
+ * reserved there; then it goes, and can come back.
+ */
+static void som_pool_test_remove_refuses_chunks_in_use(struct kunit *test)
+{
+	unsigned long all = som_test_blocks(), bfn;
+	unsigned int c;
+
+	som_test_alloc(test, &bfn, 1);
+	c = som_test_chunk_of(bfn);
+	KUNIT_EXPECT_EQ(test, -EBUSY,
+			som_pool_remove(&som_test_pool, som_test_owner(c)));
+	KUNIT_EXPECT_EQ(test, som_test_total(), som_test_stats().total_bytes);
+	som_test_free(&bfn, 1);
+	flush_work(&som_test_pool.zero_work);
+
+	KUNIT_ASSERT_EQ(test, 0, som_test_reserve(all - SOM_BLOCKS_PER_CHUNK + 1));
+	KUNIT_EXPECT_EQ(test, -EBUSY,
+			som_pool_remove(&som_test_pool, som_test_owner(c)));
+	som_test_unreserve(1);
+	KUNIT_EXPECT_EQ(test, 0,
+			som_pool_remove(&som_test_pool, som_test_owner(c)));
+	KUNIT_EXPECT_EQ(test, som_test_total() - SOM_CHUNK_SIZE,
+			som_test_stats().total_bytes);
+	KUNIT_EXPECT_EQ(test, 0, som_test_stats().free_bytes);
+	KUNIT_EXPECT_FALSE(test, som_pool_contains(&som_test_pool,
+						   som_test_chunk_phys(c),
+						   SOM_CHUNK_SIZE));
+	/* Removing what is gone removes nothing. */
+	KUNIT_EXPECT_EQ(test, 0,
+			som_pool_remove(&som_test_pool, som_test_owner(c)));
+	som_test_unreserve(all - SOM_BLOCKS_PER_CHUNK);
+	KUNIT_EXPECT_EQ(test, 0,
+			som_pool_add_chunk(&som_test_pool,
+					   som_test_chunk_phys(c), 0, false,
+					   som_test_owner(c)));
+	flush_work(&som_test_pool.zero_work);
+	KUNIT_EXPECT_EQ(test, som_test_total(), som_test_stats().zeroed_bytes);
+}
+
+static int som_test_node_of(unsigned long bfn)
+{
+	return som_test_chunk_of(bfn) == chunks - 1 ? som_test_last_nid : 0;
+}
+
+/* Reservations and blocks go where the claim's policy says. */
+static void som_pool_test_blocks_follow_the_policy(struct kunit *test)
+{
+	unsigned long node0 = som_test_blocks() - SOM_BLOCKS_PER_CHUNK;
+	struct som_claim *claim = &som_test_other;
+	unsigned long bfn[4];
+	pgoff_t idx;
+	bool unmovable;
+
+	if (nr_node_ids < 2)
+		kunit_skip(test, "needs two possible NUMA nodes");
+	KUNIT_ASSERT_EQ(test, 0, som_test_move_last(1, false));
+	KUNIT_EXPECT_EQ(test, (u64)SOM_CHUNK_SIZE,
+			som_test_node_stats(1).total_bytes);
+
+	/* Preferred: node 1 first. */
+	som_test_policy(claim, SOM_CLAIM_PREFERRED, BIT(1), false);
+	KUNIT_ASSERT_EQ(test, 0, som_test_reserve_for(claim, 1));
+	KUNIT_EXPECT_EQ(test, (u64)SOM_BLOCK_SIZE,
+			som_test_node_stats(1).reserved_bytes);
+	bfn[0] = som_test_alloc_block_for(claim, 0);
+	KUNIT_ASSERT_TRUE(test, som_test_owns(bfn[0]));
+	KUNIT_EXPECT_EQ(test, 1, som_test_node_of(bfn[0]));
+	KUNIT_EXPECT_EQ(test, 1, som_pool_block_node(&som_test_pool, bfn[0],
+						     &unmovable));
+	KUNIT_EXPECT_FALSE(test, unmovable);
+	som_test_free(bfn, 1);
+
+	/* Bind to node 0: node 1's memory is out of reach. */
+	som_test_policy(claim, SOM_CLAIM_BIND, BIT(0), false);
+	KUNIT_EXPECT_EQ(test, -ENOMEM, som_test_reserve_for(claim, node0 + 1));
+	KUNIT_ASSERT_EQ(test, 0, som_test_reserve_for(claim, node0));
+	KUNIT_EXPECT_EQ(test, 0, som_test_node_stats(0).free_bytes);
+	KUNIT_EXPECT_EQ(test, (u64)SOM_CHUNK_SIZE,
+			som_test_node_stats(1).free_bytes);
+	som_test_unreserve_for(claim, node0);
+
+	/*
+	 * Interleave over both: everything is reserved on node 0 first;
+	 * allocating the odd indices moves their reservations to node 1.
+	 */
+	som_test_policy(claim, SOM_CLAIM_INTERLEAVE, BIT(0) | BIT(1), false);
+	KUNIT_ASSERT_EQ(test, 0, som_test_reserve_for(claim, 4));
+	KUNIT_EXPECT_EQ(test, 4 * SOM_BLOCK_SIZE,
+			som_test_node_stats(0).reserved_bytes);
+	for (idx = 0; idx < 4; idx++) {
+		bfn[idx] = som_test_alloc_block_for(claim, idx);
+		KUNIT_ASSERT_TRUE(test, som_test_owns(bfn[idx]));
+		KUNIT_EXPECT_EQ_MSG(test, (int)(idx % 2),
+				    som_test_node_of(bfn[idx]),
+				    "index %lu", idx);
+	}
+	KUNIT_EXPECT_EQ(test, 0, som_test_stats().reserved_bytes);
+	KUNIT_EXPECT_EQ(test, SOM_CHUNK_SIZE - 2 * SOM_BLOCK_SIZE,
+			som_test_node_stats(1).free_bytes);
+	som_test_free(bfn, 4);
+
+	/*
+	 * Preferred node 1 when node 1 is taken: the reservation falls back
+	 * to node 0, and so does the block.
+	 */
+	som_test_policy(&som_test_claim, SOM_CLAIM_BIND, BIT(1), false);
+	KUNIT_ASSERT_EQ(test, 0, som_test_reserve(SOM_BLOCKS_PER_CHUNK));
+	KUNIT_ASSERT_EQ(test, 0, som_test_node_stats(1).free_bytes);
+	som_test_policy(claim, SOM_CLAIM_PREFERRED, BIT(1), false);
+	KUNIT_ASSERT_EQ(test, 0, som_test_reserve_for(claim, 1));
+	bfn[0] = som_test_alloc_block_for(claim, 0);
+	KUNIT_ASSERT_TRUE(test, som_test_owns(bfn[0]));
+	KUNIT_EXPECT_EQ(test, 0, som_test_node_of(bfn[0]));
+	som_test_free(bfn, 1);
+	som_test_unreserve(SOM_BLOCKS_PER_CHUNK);
+}
+
+/* Unmovable claims and movable ones never share a chunk. */
+static void som_pool_test_unmovable_chunks_are_kept_apart(struct kunit *test)
+{
+	unsigned long movable = som_test_blocks() - SOM_BLOCKS_PER_CHUNK;
+	struct som_claim *claim = &som_test_other;
+	struct som_pool_stats stats;
+	unsigned long bfn, whole;
+	bool unmovable;
+
+	KUNIT_ASSERT_EQ(test, 0, som_test_move_last(0, true));
+	stats = som_test_stats();
+	KUNIT_EXPECT_EQ(test, (u64)SOM_CHUNK_SIZE, stats.unmovable_total_bytes);
+	KUNIT_EXPECT_EQ(test, (u64)SOM_CHUNK_SIZE, stats.unmovable_free_bytes);
+
+	/* Movable claims cannot reach the unmovable chunk... */
+	KUNIT_EXPECT_EQ(test, -ENOMEM, som_test_reserve(movable + 1));
+	KUNIT_ASSERT_EQ(test, 0, som_test_reserve(movable));
+	KUNIT_EXPECT_EQ(test, (u64)SOM_CHUNK_SIZE, som_test_stats().free_bytes);
+
+	/* ... and unmovable ones get only it, as blocks or whole. */
+	som_test_policy(claim, SOM_CLAIM_LOCAL, 0, true);
+	KUNIT_ASSERT_EQ(test, 0, som_test_reserve_for(claim, 1));
+	bfn = som_test_alloc_block_for(claim, 0);
+	KUNIT_ASSERT_TRUE(test, som_test_owns(bfn));
+	KUNIT_EXPECT_EQ(test, chunks - 1, som_test_chunk_of(bfn));
+	som_pool_block_node(&som_test_pool, bfn, &unmovable);
+	KUNIT_EXPECT_TRUE(test, unmovable);
+	som_test_free(&bfn, 1);
+	flush_work(&som_test_pool.zero_work);
+	KUNIT_ASSERT_EQ(test, 0,
+			som_test_reserve_for(claim, SOM_BLOCKS_PER_CHUNK));
+	KUNIT_EXPECT_EQ(test, -ENOMEM, som_test_reserve_for(claim, 1));
+	whole = som_pool_alloc_chunk(&som_test_pool, claim, 0);
+	KUNIT_ASSERT_TRUE(test, som_test_owns(whole));
+	bitmap_set(som_test_taken, som_test_index(whole),
+		   SOM_BLOCKS_PER_CHUNK);
+	KUNIT_EXPECT_EQ(test, chunks - 1, som_test_chunk_of(whole));
+	KUNIT_EXPECT_EQ(test, 0, som_test_stats().unmovable_free_bytes);
+	som_test_free_chunk(whole);
+	som_test_unreserve(movable);
+}
+
 static int som_pool_test_init(struct kunit *test)
 {
 	if (!base || chunks < 2)
@@ -376,15 +631,20 @@ static int som_pool_test_init(struct kunit *test)
 static void som_pool_test_exit(struct kunit *test)
 {
 	unsigned long left = bitmap_weight(som_test_taken, som_test_blocks());
-	unsigned long i, reserved = som_test_reserved;
+	unsigned long i, reserved = som_test_claim.nr_reserved +
+				    som_test_other.nr_reserved;
 	struct som_pool_stats stats;
 
 	if (!base || chunks < 2)
 		return;
 	for_each_set_bit(i, som_test_taken, som_test_blocks())
 		som_test_free_block((base >> SOM_BLOCK_SHIFT) + i);
-	if (reserved)
-		som_test_unreserve(reserved);
+	som_test_unreserve_for(&som_test_claim, som_test_claim.nr_reserved);
+	som_test_unreserve_for(&som_test_other, som_test_other.nr_reserved);
+	som_test_policy(&som_test_claim, SOM_CLAIM_LOCAL, 0, false);
+	som_test_policy(&som_test_other, SOM_CLAIM_LOCAL, 0, false);
+	if (som_test_last_nid || som_test_last_unmovable)
+		KUNIT_EXPECT_EQ(test, 0, som_test_move_last(0, false));
 	KUNIT_EXPECT_EQ_MSG(test, 0, left, "blocks the case did not free");
 	KUNIT_EXPECT_EQ_MSG(test, 0, reserved, "reservations it did not drop");
 	stats = som_test_stats();
@@ -398,7 +658,15 @@ static int som_pool_test_suite_init(struct kunit_suite *suite)
 	unsigned int i;
 	int err;
 
-	som_pool_init(&som_test_pool);
+	err = som_pool_init(&som_test_pool);
+	if (err)
+		return err;
+	err = som_claim_init(&som_test_claim);
+	if (err)
+		goto err_destroy_pool;
+	err = som_claim_init(&som_test_other);
+	if (err)
+		goto err_destroy_claim;
 	if (!base || chunks < 2)
 		return 0;
 	/* The pool zeroes what it is given: never let it near live RAM. */
@@ -406,29 +674,40 @@ static int som_pool_test_suite_init(struct kunit_suite *suite)
 			      IORES_DESC_NONE) != REGION_DISJOINT) {
 		pr_err("som_pool_kunit: %#lx + %llu bytes is System RAM\n",
 		       base, size);
-		return -EINVAL;
+		err = -EINVAL;
+		goto err_destroy_other;
 	}
 	som_test_taken = bitmap_zalloc(som_test_blocks(), GFP_KERNEL);
-	if (!som_test_taken)
-		return -ENOMEM;
+	if (!som_test_taken) {
+		err = -ENOMEM;
+		goto err_destroy_other;
+	}
 	for (i = 0; i < chunks; i++) {
 		err = som_pool_add_chunk(&som_test_pool,
-					 base + (u64)i * SOM_CHUNK_SIZE);
+					 som_test_chunk_phys(i), 0, false,
+					 som_test_owner(i));
 		if (err)
-			goto err_destroy;
+			goto err_free_taken;
 	}
 	return 0;
 
-err_destroy:
-	som_pool_destroy(&som_test_pool);
+err_free_taken:
 	bitmap_free(som_test_taken);
 	som_test_taken = NULL;
+err_destroy_other:
+	som_claim_destroy(&som_test_other);
+err_destroy_claim:
+	som_claim_destroy(&som_test_claim);
+err_destroy_pool:
+	som_pool_destroy(&som_test_pool);
 	return err;
 }
 
 static void som_pool_test_suite_exit(struct kunit_suite *suite)
 {
 	som_pool_destroy(&som_test_pool);
+	som_claim_destroy(&som_test_other);
+	som_claim_destroy(&som_test_claim);
 	bitmap_free(som_test_taken);
 	som_test_taken = NULL;
 }
@@ -443,6 +722,9 @@ static struct kunit_case som_pool_test_cases[] = {
 	KUNIT_CASE(som_pool_test_a_freed_block_comes_back_zeroed),
 	KUNIT_CASE(som_pool_test_contains_finds_overlaps),
 	KUNIT_CASE(som_pool_test_block_vaddr_only_for_its_blocks),
+	KUNIT_CASE(som_pool_test_remove_refuses_chunks_in_use),
+	KUNIT_CASE(som_pool_test_blocks_follow_the_policy),
+	KUNIT_CASE(som_pool_test_unmovable_chunks_are_kept_apart),
 	{}
 };
 

@@ -127,6 +127,10 @@ struct som_region *som_region_create(struct som_pool *pool,
 	region = kzalloc(sizeof(*region), GFP_KERNEL_ACCOUNT);
 	if (!region)
 		return NULL;
+	if (som_claim_init(&region->claim)) {
+		kfree(region);
+		return NULL;
+	}
 	mutex_init(&region->lock);
 	xa_init(&region->slots);
 	region->mapping = mapping;
@@ -150,7 +154,7 @@ static int som_region_reserve(struct som_region *region, pgoff_t first,
 	lockdep_assert_held(&region->lock);
 	xa_for_each_range(&region->slots, idx, entry, first, last)
 		nr--;
-	err = som_pool_reserve(region->pool, nr);
+	err = som_pool_reserve(region->pool, &region->claim, nr);
 	if (err)
 		return err;
 	for (idx = first; idx <= last; idx++) {
@@ -168,7 +172,7 @@ err_erase_new:
 	while (idx-- > first)
 		if (xa_get_mark(&region->slots, idx, SOM_SLOT_NEW))
 			xa_erase(&region->slots, idx);
-	som_pool_unreserve(region->pool, nr);
+	som_pool_unreserve(region->pool, &region->claim, nr);
 	return err;
 }
 
@@ -196,7 +200,7 @@ static void som_region_unreserve_new(struct som_region *region,
 		xa_erase(&region->slots, idx);
 		nr++;
 	}
-	som_pool_unreserve(region->pool, nr);
+	som_pool_unreserve(region->pool, &region->claim, nr);
 }
 
 /*
@@ -225,7 +229,8 @@ static void som_region_release(struct som_region *region, pgoff_t first,
 		som_region_count(region, -1);
 	}
 	if (nr_reserved)
-		som_pool_unreserve(region->pool, nr_reserved);
+		som_pool_unreserve(region->pool, &region->claim,
+				   nr_reserved);
 }
 
 /**
@@ -243,6 +248,7 @@ void som_region_destroy(struct som_region *region)
 	if (region->mm)
 		mmdrop(region->mm);
 	xa_destroy(&region->slots);
+	som_claim_destroy(&region->claim);
 	mutex_destroy(&region->lock);
 	kfree(region);
 }
@@ -379,7 +385,7 @@ static int som_region_fill(struct som_region *region, pgoff_t idx,
 			return err;
 		som_region_reserved(region, idx, idx);
 	}
-	block = som_pool_alloc_block(region->pool);
+	block = som_pool_alloc_block(region->pool, &region->claim, idx);
 	if (block == SOM_NO_BLOCK)
 		return -ENOMEM;
 	/* Replacing a present entry allocates nothing and cannot fail. */
@@ -424,7 +430,7 @@ static int som_region_fill_chunk(struct som_region *region, pgoff_t first,
 	err = som_region_reserve(region, first, last);
 	if (err)
 		return -ENOSPC;
-	bfn = som_pool_alloc_chunk(region->pool);
+	bfn = som_pool_alloc_chunk(region->pool, &region->claim, first);
 	if (bfn == SOM_NO_BLOCK) {
 		som_region_unreserve_new(region, first, last);
 		return -ENOSPC;
@@ -725,4 +731,69 @@ void som_region_punch(struct som_region *region, loff_t from, loff_t to)
 		       (loff_t)end << SOM_BLOCK_SHIFT);
 	som_region_release(region, first, end - 1);
 	som_region_zero(region, (loff_t)end << SOM_BLOCK_SHIFT, to);
+}
+
+/**
+ * som_region_set_policy() - choose where the region's memory comes from
+ * @region: the region
+ * @mode: the placement mode
+ * @nodes: its nodes (ignored for SOM_CLAIM_LOCAL), already validated
+ * @interleave_shift: for SOM_CLAIM_INTERLEAVE, log2 of the blocks per step
+ * @unmovable: take memory only from unmovable chunks
+ *
+ * The policy applies to memory the region does not hold yet, and may be
+ * set only while it holds none (before the first mmap() of /dev/som; a
+ * som file of size 0), and only by its owner once it has one.
+ *
+ * Context: Process context. Takes the region lock.
+ * Return: 0, -EPERM if another process owns the region, or -EBUSY if the
+ * region holds or reserves memory.
+ */
+int som_region_set_policy(struct som_region *region,
+			  enum som_claim_mode mode, const nodemask_t *nodes,
+			  unsigned int interleave_shift, bool unmovable)
+{
+	int err = 0;
+
+	mutex_lock(&region->lock);
+	if (region->mm && region->mm != current->mm) {
+		err = -EPERM;
+		goto out_unlock;
+	}
+	if (!xa_empty(&region->slots)) {
+		err = -EBUSY;
+		goto out_unlock;
+	}
+	region->claim.mode = mode;
+	region->claim.nodes = *nodes;
+	region->claim.interleave_shift = interleave_shift;
+	region->claim.unmovable = unmovable;
+out_unlock:
+	mutex_unlock(&region->lock);
+	return err;
+}
+
+/**
+ * som_region_node() - where the block behind a page of the region lies
+ * @region: the region
+ * @pgoff: page offset in the region
+ * @unmovable: set to whether the block is in an unmovable chunk
+ *
+ * Context: Process context. Takes the region lock.
+ * Return: the NUMA node of the block, or NUMA_NO_NODE if no block backs
+ * @pgoff yet.
+ */
+int som_region_node(struct som_region *region, pgoff_t pgoff,
+		    bool *unmovable)
+{
+	void *entry;
+	int nid = NUMA_NO_NODE;
+
+	mutex_lock(&region->lock);
+	entry = xa_load(&region->slots, pgoff >> SOM_PAGES_PER_BLOCK_SHIFT);
+	if (som_slot_has_block(entry))
+		nid = som_pool_block_node(region->pool, som_slot_bfn(entry),
+					  unmovable);
+	mutex_unlock(&region->lock);
+	return nid;
 }

@@ -12,7 +12,7 @@
 #include <linux/mutex.h>
 #include <linux/xarray.h>
 
-struct som_pool;
+#include "pool.h"
 
 /**
  * struct som_region - one region and its owner
@@ -36,6 +36,7 @@ struct som_pool;
  *		@lock, is the region's size: an index below it without a slot
  *		is a hole, one at or above it is past EOF.
  * @pool:	where the blocks come from
+ * @claim:	the region's reservations and placement policy in @pool
  */
 struct som_region {
 	struct mutex lock;		/* see above */
@@ -45,6 +46,7 @@ struct som_region {
 	unsigned long nr_blocks;
 	struct address_space *mapping;
 	struct som_pool *pool;
+	struct som_claim claim;
 };
 
 struct som_region *som_region_create(struct som_pool *pool,
@@ -73,6 +75,13 @@ int som_region_chunk(struct som_region *region, pgoff_t pgoff,
 		     unsigned long *pfn);
 int som_region_access(struct som_region *region, loff_t pos, void *buf,
 		      int len, bool write);
+
+/* Placement */
+int som_region_set_policy(struct som_region *region,
+			  enum som_claim_mode mode, const nodemask_t *nodes,
+			  unsigned int interleave_shift, bool unmovable);
+int som_region_node(struct som_region *region, pgoff_t pgoff,
+		    bool *unmovable);
 
 /* som files */
 int som_region_may_modify(struct som_region *region);

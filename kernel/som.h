@@ -28,6 +28,9 @@ struct som_fault_stats {
 struct som_region;
 struct som_mapping;
 struct som_file_args;
+struct som_policy;
+struct som_source_args;
+struct som_source_name;
 
 /* vma.c */
 extern const struct vm_operations_struct som_vm_ops;
@@ -41,6 +44,14 @@ unsigned long som_get_unmapped_area(struct file *file, unsigned long addr,
 unsigned long som_mapped_size(struct mm_struct *mm, unsigned long addr);
 long som_ioctl_mapping(struct som_region *region,
 		       struct som_mapping __user *uarg);
+
+/* policy.c */
+long som_ioctl_policy(struct som_region *region,
+		      struct som_policy __user *uarg);
+
+/* admin.c */
+long som_ioctl_source_add(struct som_source_args __user *uarg);
+long som_ioctl_source_remove(struct som_source_name __user *uarg);
 
 /* dev.c */
 int som_dev_register(void);

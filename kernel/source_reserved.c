@@ -6,63 +6,49 @@
  * "Reserved": the kernel then builds no struct page for it and never
  * touches it. An administrator gives such ranges to som as SIZE@START,
  * either as the module parameter ranges= or through the sysfs file
- * add_range. A range is accepted only if it is 1 GiB aligned, lies wholly
- * inside memory the firmware map calls reserved (so it is real memory,
- * not a hole, and not System RAM), and overlaps nothing already in the pool.
+ * add_range, or through SOM_IOC_SOURCE_ADD. A range is accepted only if
+ * it is 1 GiB aligned, lies wholly inside memory the firmware map calls
+ * reserved (so it is real memory, not a hole, and not System RAM), and
+ * overlaps nothing already in the pool. Removing it gives nothing back to
+ * the kernel: the range just stays reserved, ready to be added again.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/ioport.h>
 #include <linux/kernel.h>
 #include <linux/mm.h>
-#include <linux/mutex.h>
 
 #include "pool.h"
+#include "source.h"
 #include "source_reserved.h"
 
-/* Serializes the overlap check against the pool with the addition. */
-static DEFINE_MUTEX(som_reserved_lock);
+/* Nothing to give back: the range stays reserved. */
+static void som_reserved_release(struct som_source *src)
+{
+}
 
-struct som_reserved_cover {
-	u64 next;	/* first byte not yet known to be reserved */
+static const struct som_source_ops som_reserved_ops = {
+	.kind = "reserved",
+	.release = som_reserved_release,
 };
-
-static int som_reserved_cover_one(struct resource *res, void *arg)
-{
-	struct som_reserved_cover *cover = arg;
-
-	if (res->start > cover->next)
-		return 1;	/* a hole: stop the walk */
-	cover->next = max_t(u64, cover->next, res->end + 1);
-	return 0;
-}
-
-/* Is every byte of [start, start + size) inside a "Reserved" iomem range? */
-static bool som_reserved_is_covered(u64 start, u64 size)
-{
-	struct som_reserved_cover cover = { .next = start };
-
-	walk_iomem_res_desc(IORES_DESC_RESERVED, IORESOURCE_MEM, start,
-			    start + size - 1, &cover, som_reserved_cover_one);
-	return cover.next >= start + size;
-}
 
 /**
  * som_reserved_add() - validate a reserved range and add it to the pool
- * @pool: the pool
  * @start: physical start, 1 GiB aligned
  * @size: length, a non-zero multiple of 1 GiB
+ * @unmovable: the range serves unmovable claims only
+ * @name: the source's name, or "" for "reserved@<start>"; set on success
  *
  * Every refusal is logged with the reason.
  *
  * Context: Process context, may sleep.
  * Return: 0, -EINVAL for a misaligned range or one that is not reserved
- * memory, -EBUSY if it overlaps the pool, or an error from the pool.
+ * memory, -EBUSY if it overlaps the pool, or an error from som_source_add().
  */
-int som_reserved_add(struct som_pool *pool, u64 start, u64 size)
+int som_reserved_add(u64 start, u64 size, bool unmovable, char *name)
 {
-	u64 off;
-	int err;
+	struct som_source *src;
+	unsigned long i;
 
 	if (!size || !IS_ALIGNED(start, SOM_CHUNK_SIZE) ||
 	    !IS_ALIGNED(size, SOM_CHUNK_SIZE) || start + size < start) {
@@ -76,49 +62,38 @@ int som_reserved_add(struct som_pool *pool, u64 start, u64 size)
 				   size, start);
 		return -EINVAL;
 	}
-	if (!som_reserved_is_covered(start, size)) {
+	if (!som_range_is_covered(start, size, IORES_DESC_RESERVED)) {
 		pr_err_ratelimited("range %#llx@%#llx refused: not reserved memory (boot with memmap=SIZE$START)\n",
 				   size, start);
 		return -EINVAL;
 	}
 
-	mutex_lock(&som_reserved_lock);
-	if (som_pool_contains(pool, start, size)) {
-		pr_err_ratelimited("range %#llx@%#llx refused: overlaps memory already in the pool\n",
-				   size, start);
-		err = -EBUSY;
-		goto out_unlock;
-	}
-	for (off = 0; off < size; off += SOM_CHUNK_SIZE) {
-		err = som_pool_add_chunk(pool, start + off);
-		if (err) {
-			pr_err("range %#llx@%#llx: adding the chunk at %#llx failed (%d); %llu GiB of it added\n",
-			       size, start, start + off, err,
-			       off >> SOM_CHUNK_SHIFT);
-			goto out_unlock;
-		}
-	}
-	pr_info("added reserved range %#llx@%#llx (%llu GiB)\n", size, start,
-		size >> SOM_CHUNK_SHIFT);
-	err = 0;
-out_unlock:
-	mutex_unlock(&som_reserved_lock);
-	return err;
+	src = som_source_alloc(&som_reserved_ops, size >> SOM_CHUNK_SHIFT,
+			       unmovable);
+	if (!src)
+		return -ENOMEM;
+	for (i = 0; i < src->nr_chunks; i++)
+		src->chunks[i] = start + ((u64)i << SOM_CHUNK_SHIFT);
+	src->struct_page = pfn_valid(PHYS_PFN(start));
+	if (!*name)
+		snprintf(name, SOM_SOURCE_NAME_LEN, "reserved@%#llx", start);
+	return som_source_add(src, name);
 }
 
 /**
  * som_reserved_add_list() - add every range of "SIZE@START[,SIZE@START...]"
- * @pool: the pool
  * @list: the list
  *
  * The whole list is parsed before anything is added, so a typo adds
- * nothing; ranges are then added in order until one is refused.
+ * nothing; ranges are then added in order until one is refused. Each
+ * range becomes a movable source named reserved@<start>.
  *
  * Context: Process context, may sleep.
  * Return: 0 if every range was added, else the first error.
  */
-int som_reserved_add_list(struct som_pool *pool, const char *list)
+int som_reserved_add_list(const char *list)
 {
+	char name[SOM_SOURCE_NAME_LEN];
 	const char *s;
 	u64 size, start;
 	int err;
@@ -133,7 +108,8 @@ int som_reserved_add_list(struct som_pool *pool, const char *list)
 	}
 	for (s = list; *s; ) {
 		som_reserved_parse(s, &size, &start, &s);
-		err = som_reserved_add(pool, start, size);
+		name[0] = '\0';
+		err = som_reserved_add(start, size, false, name);
 		if (err)
 			return err;
 	}

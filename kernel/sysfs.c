@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * /sys/kernel/mm/som: the pool's counters, one value per file, and
- * add_range, through which an administrator adds a boot-reserved range.
- * Nothing here shows a physical address.
+ * /sys/kernel/mm/som: the pool's counters, one value per file, for the
+ * whole pool and per NUMA node (nodes/nodeN/); add_range and
+ * remove_source for administrators; the sources live in sources/
+ * (source.c). Nothing here shows a physical address.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -11,11 +12,24 @@
 #include <linux/kobject.h>
 #include <linux/sysfs.h>
 
+#include <linux/numa.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+
 #include "som.h"
-#include "source_reserved.h"
+#include "source.h"
 
 static struct kobject *som_mm_kobj;	/* /sys/kernel/mm, referenced */
 static struct kobject *som_kobj;	/* /sys/kernel/mm/som */
+static struct kobject *som_nodes_kobj;	/* /sys/kernel/mm/som/nodes */
+
+/* /sys/kernel/mm/som/nodes/nodeN */
+struct som_node_kobj {
+	struct kobject kobj;
+	int nid;
+};
+
+static struct som_node_kobj **som_node_kobjs;	/* [nr_node_ids] */
 
 /* A counter of the pool: @offset locates it in struct som_pool_stats. */
 struct som_pool_attr {
@@ -29,8 +43,13 @@ static ssize_t som_pool_attr_show(struct kobject *kobj,
 	struct som_pool_attr *pattr = container_of(attr, struct som_pool_attr,
 						   attr);
 	struct som_pool_stats stats;
+	int nid = NUMA_NO_NODE;
 
-	som_pool_get_stats(&som_pool, &stats);
+	if (kobj != som_kobj)
+		nid = container_of(kobj, struct som_node_kobj, kobj)->nid;
+	som_pool_get_stats(&som_pool, nid, &stats);
+	if (nid == NUMA_NO_NODE)
+		stats.metadata_bytes += som_sources_metadata_bytes();
 	return sysfs_emit(buf, "%llu\n",
 			  *(u64 *)((char *)&stats + pattr->offset));
 }
@@ -55,6 +74,16 @@ static struct som_pool_attr som_zeroed_bytes = {
 	offsetof(struct som_pool_stats, zeroed_bytes),
 };
 
+static struct som_pool_attr som_unmovable_total_bytes = {
+	__ATTR(unmovable_total_bytes, 0444, som_pool_attr_show, NULL),
+	offsetof(struct som_pool_stats, unmovable_total_bytes),
+};
+
+static struct som_pool_attr som_unmovable_free_bytes = {
+	__ATTR(unmovable_free_bytes, 0444, som_pool_attr_show, NULL),
+	offsetof(struct som_pool_stats, unmovable_free_bytes),
+};
+
 static struct som_pool_attr som_metadata_bytes = {
 	__ATTR(metadata_bytes, 0444, som_pool_attr_show, NULL),
 	offsetof(struct som_pool_stats, metadata_bytes),
@@ -76,20 +105,15 @@ static ssize_t som_fault_attr_show(struct kobject *kobj,
 	return sysfs_emit(buf, "%ld\n", atomic_long_read(fattr->count));
 }
 
-static struct som_fault_attr som_faults_pud = {
-	__ATTR(faults_pud, 0444, som_fault_attr_show, NULL),
-	&som_fault_stats.pud,
-};
+#define SOM_FAULT_ATTR(_name, _field)					\
+	static struct som_fault_attr som_##_name = {			\
+		__ATTR(_name, 0444, som_fault_attr_show, NULL),		\
+		&som_fault_stats._field,				\
+	}
 
-static struct som_fault_attr som_faults_pmd = {
-	__ATTR(faults_pmd, 0444, som_fault_attr_show, NULL),
-	&som_fault_stats.pmd,
-};
-
-static struct som_fault_attr som_faults_pte = {
-	__ATTR(faults_pte, 0444, som_fault_attr_show, NULL),
-	&som_fault_stats.pte,
-};
+SOM_FAULT_ATTR(faults_pud, pud);
+SOM_FAULT_ATTR(faults_pmd, pmd);
+SOM_FAULT_ATTR(faults_pte, pte);
 
 static ssize_t add_range_store(struct kobject *kobj,
 			       struct kobj_attribute *attr,
@@ -99,28 +123,130 @@ static ssize_t add_range_store(struct kobject *kobj,
 
 	if (!capable(CAP_SYS_ADMIN))
 		return -EPERM;
-	err = som_reserved_add_list(&som_pool, buf);
+	err = som_reserved_add_list(buf);
 	return err ? err : count;
 }
 
 static struct kobj_attribute add_range_attr = __ATTR_WO(add_range);
 
-static struct attribute *som_attrs[] = {
+static ssize_t remove_source_store(struct kobject *kobj,
+				   struct kobj_attribute *attr,
+				   const char *buf, size_t count)
+{
+	char copy[2 * SOM_SOURCE_NAME_LEN], *name;
+	int err;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	if (strscpy(copy, buf, sizeof(copy)) < 0)
+		return -EINVAL;
+	name = strim(copy);
+	if (strlen(name) >= SOM_SOURCE_NAME_LEN)
+		return -ENOENT;
+	err = som_source_remove(name);
+	return err ? err : count;
+}
+
+static struct kobj_attribute remove_source_attr = __ATTR_WO(remove_source);
+
+/* The counters, of the whole pool and of each node. */
+static struct attribute *som_counter_attrs[] = {
 	&som_total_bytes.attr.attr,
 	&som_free_bytes.attr.attr,
 	&som_reserved_bytes.attr.attr,
 	&som_zeroed_bytes.attr.attr,
+	&som_unmovable_total_bytes.attr.attr,
+	&som_unmovable_free_bytes.attr.attr,
+	NULL,
+};
+
+static const struct attribute_group som_counter_group = {
+	.attrs = som_counter_attrs,
+};
+
+/* What only the whole pool has. */
+static struct attribute *som_pool_attrs[] = {
 	&som_metadata_bytes.attr.attr,
 	&som_faults_pud.attr.attr,
 	&som_faults_pmd.attr.attr,
 	&som_faults_pte.attr.attr,
 	&add_range_attr.attr,
+	&remove_source_attr.attr,
 	NULL,
 };
 
-static const struct attribute_group som_attr_group = {
-	.attrs = som_attrs,
+static const struct attribute_group som_pool_group = {
+	.attrs = som_pool_attrs,
 };
+
+static const struct attribute_group *som_groups[] = {
+	&som_counter_group,
+	&som_pool_group,
+	NULL,
+};
+
+static const struct attribute_group *som_node_groups[] = {
+	&som_counter_group,
+	NULL,
+};
+
+static void som_node_kobj_release(struct kobject *kobj)
+{
+	kfree(container_of(kobj, struct som_node_kobj, kobj));
+}
+
+static const struct kobj_type som_node_ktype = {
+	.release = som_node_kobj_release,
+	.sysfs_ops = &kobj_sysfs_ops,
+	.default_groups = som_node_groups,
+};
+
+static void som_nodes_exit(void)
+{
+	int nid;
+
+	for (nid = 0; som_node_kobjs && nid < nr_node_ids; nid++)
+		if (som_node_kobjs[nid])
+			kobject_put(&som_node_kobjs[nid]->kobj);
+	kfree(som_node_kobjs);
+	som_node_kobjs = NULL;
+	kobject_put(som_nodes_kobj);
+}
+
+/* nodes/nodeN for every possible node: chunks may come from any of them. */
+static int som_nodes_init(void)
+{
+	struct som_node_kobj *nk;
+	int nid, err;
+
+	som_nodes_kobj = kobject_create_and_add("nodes", som_kobj);
+	som_node_kobjs = kcalloc(nr_node_ids, sizeof(*som_node_kobjs),
+				 GFP_KERNEL);
+	if (!som_nodes_kobj || !som_node_kobjs) {
+		err = -ENOMEM;
+		goto err_exit;
+	}
+	for_each_node(nid) {
+		nk = kzalloc(sizeof(*nk), GFP_KERNEL);
+		if (!nk) {
+			err = -ENOMEM;
+			goto err_exit;
+		}
+		nk->nid = nid;
+		err = kobject_init_and_add(&nk->kobj, &som_node_ktype,
+					   som_nodes_kobj, "node%d", nid);
+		if (err) {
+			kobject_put(&nk->kobj);
+			goto err_exit;
+		}
+		som_node_kobjs[nid] = nk;
+	}
+	return 0;
+
+err_exit:
+	som_nodes_exit();
+	return err;
+}
 
 /*
  * mm_kobj is not exported on 6.12; find /sys/kernel/mm through
@@ -140,7 +266,7 @@ static struct kobject *som_find_mm_kobj(void)
 }
 
 /**
- * som_sysfs_init() - create /sys/kernel/mm/som
+ * som_sysfs_init() - create /sys/kernel/mm/som, its nodes/ and sources/
  *
  * Context: Process context (module init).
  * Return: 0, -ENOENT if /sys/kernel/mm is missing, or -ENOMEM.
@@ -159,11 +285,21 @@ int som_sysfs_init(void)
 		err = -ENOMEM;
 		goto err_put_mm;
 	}
-	err = sysfs_create_group(som_kobj, &som_attr_group);
+	err = sysfs_create_groups(som_kobj, som_groups);
 	if (err)
 		goto err_put_som;
+	err = som_nodes_init();
+	if (err)
+		goto err_remove_group;
+	err = som_sources_init(som_kobj);
+	if (err)
+		goto err_nodes_exit;
 	return 0;
 
+err_nodes_exit:
+	som_nodes_exit();
+err_remove_group:
+	sysfs_remove_groups(som_kobj, som_groups);
 err_put_som:
 	kobject_put(som_kobj);
 err_put_mm:
@@ -172,13 +308,16 @@ err_put_mm:
 }
 
 /**
- * som_sysfs_exit() - remove /sys/kernel/mm/som
+ * som_sysfs_exit() - remove every source, then /sys/kernel/mm/som
  *
- * Context: Process context (module exit).
+ * Context: Process context (module exit, or init failing).
  */
 void som_sysfs_exit(void)
 {
-	sysfs_remove_group(som_kobj, &som_attr_group);
+	/* First add_range and remove_source, waiting for their writers. */
+	sysfs_remove_groups(som_kobj, som_groups);
+	som_sources_exit();
+	som_nodes_exit();
 	kobject_put(som_kobj);
 	kobject_put(som_mm_kobj);
 }

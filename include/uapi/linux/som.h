@@ -36,9 +36,14 @@
  *		1 GiB, 2 MiB or 4 KiB, or 0 if nothing is mapped there yet
  *		(the next access faults it in)
  * @offset:	out: the byte offset in the region that @addr maps
+ * @node:	out: the NUMA node of the memory behind @addr, or -1 if the
+ *		region has no memory there yet
+ * @out_flags:	out: SOM_MAPPING_UNMOVABLE if that memory is in an
+ *		unmovable chunk
  *
  * smaps does not walk PFN-mapped VMAs, so this is how a process learns the
- * mapping size of its som memory. No physical address is reported.
+ * mapping size and placement of its som memory. No physical address is
+ * reported.
  */
 struct som_mapping {
 	__u64 addr;
@@ -47,7 +52,12 @@ struct som_mapping {
 	__u64 __reserved[2];
 	__u64 page_size;
 	__u64 offset;
+	__s32 node;
+	__u32 out_flags;
 };
+
+/* struct som_mapping out_flags */
+#define SOM_MAPPING_UNMOVABLE	(1U << 0)
 
 /*
  * SOM_IOC_MAPPING: fill in @page_size and @offset of struct som_mapping.
@@ -84,5 +94,117 @@ struct som_file_args {
  * file does not depend on it staying open.
  */
 #define SOM_IOC_FILE		_IOW(SOM_IOCTL_BASE, 0x01, struct som_file_args)
+
+/* Placement policies (struct som_policy mode), as mbind() has them */
+#define SOM_POLICY_LOCAL	0	/* the faulting CPU's node first */
+#define SOM_POLICY_PREFERRED	1	/* the one node in @nodes first */
+#define SOM_POLICY_BIND		2	/* only the nodes in @nodes */
+#define SOM_POLICY_INTERLEAVE	3	/* round robin over @nodes */
+
+/* struct som_policy flags */
+#define SOM_POLICY_UNMOVABLE	(1U << 0)	/* physically stable memory */
+#define SOM_POLICY_INTERLEAVE_1G (1U << 1)	/* interleave by 1 GiB, not 2 MiB */
+#define SOM_POLICY_FLAGS	(SOM_POLICY_UNMOVABLE | SOM_POLICY_INTERLEAVE_1G)
+
+#define SOM_MAX_NODES		1024
+
+/**
+ * struct som_policy - where a region's memory comes from
+ * @mode:	SOM_POLICY_*
+ * @flags:	SOM_POLICY_* flags
+ * @nodes:	bitmap of NUMA nodes, bit n of @nodes[n / 64] for node n:
+ *		exactly one node for PREFERRED, at least one for BIND and
+ *		INTERLEAVE, none for LOCAL
+ * @__reserved:	must be 0
+ *
+ * With SOM_POLICY_UNMOVABLE the region's blocks come only from chunks the
+ * administrator added as unmovable, and are never moved: for memory whose
+ * physical address a device holds.
+ */
+struct som_policy {
+	__u32 mode;
+	__u32 flags;
+	__u64 nodes[SOM_MAX_NODES / 64];
+	__u64 __reserved[2];
+};
+
+/*
+ * SOM_IOC_POLICY, on a /dev/som or som file descriptor: set the placement
+ * of the region's memory. Allowed only while the region holds no memory
+ * (before the first mmap() of /dev/som; a som file of size 0), and only to
+ * its owner once it has one. Errors: EFAULT, EINVAL (bad mode, flags,
+ * reserved fields, or a node that does not exist), EBUSY (the region
+ * already holds memory), EPERM (another process owns the region).
+ */
+#define SOM_IOC_POLICY		_IOW(SOM_IOCTL_BASE, 0x02, struct som_policy)
+
+/* Pool sources (struct som_source_args kind) */
+#define SOM_SOURCE_RESERVED	1	/* a boot-reserved range (memmap=) */
+#define SOM_SOURCE_HUGETLB	2	/* the 1 GiB pages of a hugetlbfs file */
+#define SOM_SOURCE_BUDDY	3	/* 1 GiB runs from the page allocator */
+#define SOM_SOURCE_DAX		4	/* a device DAX range (pmem, CXL) */
+
+/* struct som_source_args flags */
+#define SOM_SOURCE_UNMOVABLE	(1U << 0)	/* chunks for unmovable claims */
+#define SOM_SOURCE_FLAGS	(SOM_SOURCE_UNMOVABLE)
+
+#define SOM_SOURCE_NAME_LEN	32
+
+/**
+ * struct som_source_args - add memory to the pool
+ * @kind:	SOM_SOURCE_*
+ * @flags:	SOM_SOURCE_* flags
+ * @fd:		HUGETLB: a file on hugetlbfs with 1 GiB pages, every page
+ *		allocated (fallocate), not mapped; som keeps its own reference
+ *		and its pages until the source is removed. Otherwise -1.
+ * @node:	BUDDY: the node to allocate from, or -1 for any. Otherwise -1.
+ * @start:	RESERVED, DAX: physical start, 1 GiB aligned. Otherwise 0.
+ * @size:	RESERVED, DAX, BUDDY: bytes, a non-zero multiple of 1 GiB.
+ *		HUGETLB: 0 (the whole file).
+ * @name:	in: the source's name (letters, digits, '.', '-', '_', ':',
+ *		'@'), or empty to let som choose one; out: the name. A DAX
+ *		source is named after its device, e.g. "dax0.0".
+ * @__reserved:	must be 0
+ */
+struct som_source_args {
+	__u32 kind;
+	__u32 flags;
+	__s32 fd;
+	__s32 node;
+	__u64 start;
+	__u64 size;
+	char name[SOM_SOURCE_NAME_LEN];
+	__u64 __reserved[4];
+};
+
+/*
+ * SOM_IOC_SOURCE_ADD, on /dev/som, CAP_SYS_ADMIN: add a source's chunks
+ * to the pool. All or nothing. Errors: EPERM, EFAULT, EINVAL (bad kind,
+ * flags, fields, or memory that is not what @kind says), EEXIST (the name
+ * is taken), EBUSY (the memory overlaps the pool or is claimed by a
+ * driver), EBADF (@fd), ENOMEM (the page allocator could not provide
+ * @size), ENODEV (a kind this kernel cannot provide).
+ */
+#define SOM_IOC_SOURCE_ADD	_IOWR(SOM_IOCTL_BASE, 0x03, struct som_source_args)
+
+/**
+ * struct som_source_name - names a source
+ * @name:	the name, NUL-terminated
+ * @__reserved:	must be 0
+ */
+struct som_source_name {
+	char name[SOM_SOURCE_NAME_LEN];
+	__u64 __reserved[2];
+};
+
+/*
+ * SOM_IOC_SOURCE_REMOVE, on /dev/som, CAP_SYS_ADMIN: take a source's
+ * chunks out of the pool and give the memory back to where it came from.
+ * All or nothing. The memory leaves the pool zeroed. Errors: EPERM,
+ * EFAULT, EINVAL, ENOENT (no such source), EBUSY (some of its memory is
+ * allocated, or the pool's other chunks of the same node and kind could
+ * not cover what mappings have reserved there).
+ */
+#define SOM_IOC_SOURCE_REMOVE	_IOW(SOM_IOCTL_BASE, 0x04, struct som_source_name)
 
 #endif /* _UAPI_LINUX_SOM_H */

@@ -1,0 +1,459 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The pool's sources: a registry of batches of chunks, one per add, each
+ * shown in /sys/kernel/mm/som/sources/<name>/ and removed as a whole.
+ *
+ * Adding is all or nothing: the kind (source_*.c) finds the memory and
+ * fills in the chunk addresses, then som_source_add() checks them against
+ * the pool, adds them with their NUMA node, and publishes the source.
+ * Removing asks the pool to let go of the chunks, which it refuses with
+ * EBUSY while any block of them is allocated (moving them elsewhere is
+ * for migration to do), then hands the memory back through the kind.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/ctype.h>
+#include <linux/ioport.h>
+#include <linux/memory.h>
+#include <linux/mm.h>
+#include <linux/mutex.h>
+#include <linux/numa.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/sysfs.h>
+
+#include "som.h"
+#include "source.h"
+
+/* Serializes adding and removing sources, and the overlap check. */
+static DEFINE_MUTEX(som_sources_lock);
+static LIST_HEAD(som_sources);
+static struct kobject *som_sources_kobj;	/* /sys/kernel/mm/som/sources */
+
+#define to_som_source(k) container_of(k, struct som_source, kobj)
+
+static ssize_t kind_show(struct kobject *kobj, struct kobj_attribute *attr,
+			 char *buf)
+{
+	return sysfs_emit(buf, "%s\n", to_som_source(kobj)->ops->kind);
+}
+
+static ssize_t nodes_show(struct kobject *kobj, struct kobj_attribute *attr,
+			  char *buf)
+{
+	return sysfs_emit(buf, "%*pbl\n",
+			  nodemask_pr_args(&to_som_source(kobj)->nodes));
+}
+
+static ssize_t chunks_show(struct kobject *kobj, struct kobj_attribute *attr,
+			   char *buf)
+{
+	return sysfs_emit(buf, "%lu\n", to_som_source(kobj)->nr_chunks);
+}
+
+static ssize_t bytes_show(struct kobject *kobj, struct kobj_attribute *attr,
+			  char *buf)
+{
+	return sysfs_emit(buf, "%llu\n",
+			  (u64)to_som_source(kobj)->nr_chunks * SOM_CHUNK_SIZE);
+}
+
+static ssize_t used_bytes_show(struct kobject *kobj,
+			       struct kobj_attribute *attr, char *buf)
+{
+	unsigned long used = som_pool_owner_used(&som_pool,
+						 to_som_source(kobj));
+
+	return sysfs_emit(buf, "%llu\n", (u64)used * SOM_BLOCK_SIZE);
+}
+
+static ssize_t struct_page_show(struct kobject *kobj,
+				struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%d\n", to_som_source(kobj)->struct_page);
+}
+
+static ssize_t movable_show(struct kobject *kobj, struct kobj_attribute *attr,
+			    char *buf)
+{
+	return sysfs_emit(buf, "%d\n", !to_som_source(kobj)->unmovable);
+}
+
+static struct kobj_attribute som_source_kind = __ATTR_RO(kind);
+static struct kobj_attribute som_source_nodes = __ATTR_RO(nodes);
+static struct kobj_attribute som_source_chunks = __ATTR_RO(chunks);
+static struct kobj_attribute som_source_bytes = __ATTR_RO(bytes);
+static struct kobj_attribute som_source_used_bytes = __ATTR_RO(used_bytes);
+static struct kobj_attribute som_source_struct_page = __ATTR_RO(struct_page);
+static struct kobj_attribute som_source_movable = __ATTR_RO(movable);
+
+static struct attribute *som_source_attrs[] = {
+	&som_source_kind.attr,
+	&som_source_nodes.attr,
+	&som_source_chunks.attr,
+	&som_source_bytes.attr,
+	&som_source_used_bytes.attr,
+	&som_source_struct_page.attr,
+	&som_source_movable.attr,
+	NULL,
+};
+ATTRIBUTE_GROUPS(som_source);
+
+static void som_source_kobj_release(struct kobject *kobj)
+{
+	som_source_free(to_som_source(kobj));
+}
+
+static const struct kobj_type som_source_ktype = {
+	.release = som_source_kobj_release,
+	.sysfs_ops = &kobj_sysfs_ops,
+	.default_groups = som_source_groups,
+};
+
+/**
+ * som_source_alloc() - a source of @nr_chunks chunks, not filled in yet
+ * @ops: its kind
+ * @nr_chunks: how many chunks it will have
+ * @unmovable: whether they serve unmovable claims only
+ *
+ * Context: Process context, may sleep.
+ * Return: the source, or NULL if out of memory.
+ */
+struct som_source *som_source_alloc(const struct som_source_ops *ops,
+				    unsigned long nr_chunks, bool unmovable)
+{
+	struct som_source *src;
+
+	src = kzalloc(sizeof(*src), GFP_KERNEL);
+	if (!src)
+		return NULL;
+	src->chunks = kvcalloc(nr_chunks, sizeof(*src->chunks), GFP_KERNEL);
+	if (!src->chunks) {
+		kfree(src);
+		return NULL;
+	}
+	src->ops = ops;
+	src->nr_chunks = nr_chunks;
+	src->unmovable = unmovable;
+	return src;
+}
+
+/**
+ * som_source_free() - free a source that never reached the pool
+ * @src: the source; its kind's memory must already be given back
+ */
+void som_source_free(struct som_source *src)
+{
+	kvfree(src->chunks);
+	kfree(src);
+}
+
+/* The node of the memory at @phys: its struct page's, else the firmware's. */
+static int som_phys_nid(phys_addr_t phys)
+{
+	unsigned long pfn = PHYS_PFN(phys);
+	int nid;
+
+	if (pfn_valid(pfn))
+		return page_to_nid(pfn_to_page(pfn));
+	nid = phys_to_target_node(phys);
+	return nid == NUMA_NO_NODE ? first_online_node : nid;
+}
+
+static bool som_source_name_ok(const char *name)
+{
+	const char *c;
+
+	if (!*name || strnlen(name, SOM_SOURCE_NAME_LEN) == SOM_SOURCE_NAME_LEN ||
+	    !strcmp(name, ".") || !strcmp(name, ".."))
+		return false;
+	for (c = name; *c; c++)
+		if (!isalnum(*c) && !strchr(".-_:@", *c))
+			return false;
+	return true;
+}
+
+static struct som_source *som_source_find(const char *name)
+{
+	struct som_source *src;
+
+	lockdep_assert_held(&som_sources_lock);
+	list_for_each_entry(src, &som_sources, list)
+		if (!strcmp(src->name, name))
+			return src;
+	return NULL;
+}
+
+/* Give @src a name: @name if it is good and free, else one made up. */
+static int som_source_name(struct som_source *src, const char *name)
+{
+	unsigned long n;
+
+	lockdep_assert_held(&som_sources_lock);
+	if (!*name) {
+		for (n = 0; ; n++) {
+			snprintf(src->name, sizeof(src->name), "%s%lu",
+				 src->ops->kind, n);
+			if (!som_source_find(src->name))
+				return 0;
+		}
+	}
+	strscpy(src->name, name, sizeof(src->name));
+	if (!som_source_name_ok(src->name)) {
+		pr_err_ratelimited("source name \"%.*s\" refused: use letters, digits and .-_:@\n",
+				   SOM_SOURCE_NAME_LEN, name);
+		return -EINVAL;
+	}
+	if (som_source_find(src->name)) {
+		pr_err_ratelimited("source name \"%s\" refused: taken\n",
+				   src->name);
+		return -EEXIST;
+	}
+	return 0;
+}
+
+/* Describe every chunk of @src, outside the pool, onto @chunks. */
+static int som_source_describe(struct som_source *src,
+			       struct list_head *chunks)
+{
+	struct som_chunk *chunk;
+	unsigned long i;
+	int nid;
+
+	for (i = 0; i < src->nr_chunks; i++) {
+		if (som_pool_contains(&som_pool, src->chunks[i],
+				      SOM_CHUNK_SIZE)) {
+			pr_err_ratelimited("%s source refused: its memory is in the pool already\n",
+					   src->ops->kind);
+			return -EBUSY;
+		}
+		nid = som_phys_nid(src->chunks[i]);
+		chunk = som_chunk_create(&som_pool, src->chunks[i], nid,
+					 src->unmovable, src);
+		if (IS_ERR(chunk))
+			return PTR_ERR(chunk);
+		list_add_tail(&chunk->list, chunks);
+		node_set(nid, src->nodes);
+	}
+	return 0;
+}
+
+/**
+ * som_source_add() - put a filled-in source's chunks into the pool
+ * @src: the source from som_source_alloc(), every chunk filled in; it is
+ *	consumed: on failure its memory is handed back and it is freed
+ * @name: its name, or "" to have one made up from its kind; on success
+ *	the name is copied back here (SOM_SOURCE_NAME_LEN bytes)
+ *
+ * Everything that can fail (checks, chunk descriptors, the sysfs
+ * directory) is done before the chunks enter the pool, all at once; so a
+ * failure never has to take back memory some process may already use.
+ *
+ * Context: Process context, may sleep.
+ * Return: 0; -EBUSY if a chunk overlaps the pool; -EINVAL for a bad name;
+ * -EEXIST if the name is taken; -ENOMEM.
+ */
+int som_source_add(struct som_source *src, char *name)
+{
+	struct som_chunk *chunk, *tmp;
+	LIST_HEAD(chunks);
+	int err;
+
+	mutex_lock(&som_sources_lock);
+	err = som_source_describe(src, &chunks);
+	if (err)
+		goto err_destroy;
+	err = som_source_name(src, name);
+	if (err)
+		goto err_destroy;
+	err = kobject_init_and_add(&src->kobj, &som_source_ktype,
+				   som_sources_kobj, "%s", src->name);
+	if (err)
+		goto err_put;
+	/* Nothing else adds to the pool: this lock serializes adding. */
+	err = som_pool_insert(&som_pool, &chunks);
+	if (WARN_ON_ONCE(err))
+		goto err_put;
+	list_add_tail(&src->list, &som_sources);
+	kobject_uevent(&src->kobj, KOBJ_ADD);
+	strscpy(name, src->name, SOM_SOURCE_NAME_LEN);
+	pr_info("added %s source %s: %lu GiB on node(s) %*pbl%s\n",
+		src->ops->kind, src->name, src->nr_chunks,
+		nodemask_pr_args(&src->nodes),
+		src->unmovable ? ", unmovable" : "");
+	mutex_unlock(&som_sources_lock);
+	return 0;
+
+err_put:
+	/* The kobject owns @src now: its release frees it. */
+	list_for_each_entry_safe(chunk, tmp, &chunks, list)
+		som_chunk_destroy(chunk);
+	mutex_unlock(&som_sources_lock);
+	src->ops->release(src);
+	kobject_put(&src->kobj);
+	return err;
+
+err_destroy:
+	list_for_each_entry_safe(chunk, tmp, &chunks, list)
+		som_chunk_destroy(chunk);
+	mutex_unlock(&som_sources_lock);
+	src->ops->release(src);
+	som_source_free(src);
+	return err;
+}
+
+static void som_source_destroy(struct som_source *src)
+{
+	list_del(&src->list);
+	kobject_del(&src->kobj);	/* waits for sysfs readers */
+	src->ops->release(src);
+	kobject_put(&src->kobj);
+}
+
+/**
+ * som_source_remove() - take a source's chunks out of the pool
+ * @name: the source's name
+ *
+ * Context: Process context, may sleep.
+ * Return: 0, -ENOENT if there is no such source, or -EBUSY if the pool
+ * still needs its memory.
+ */
+int som_source_remove(const char *name)
+{
+	struct som_source *src;
+	int err;
+
+	mutex_lock(&som_sources_lock);
+	src = som_source_find(name);
+	if (!src) {
+		err = -ENOENT;
+		goto out_unlock;
+	}
+	err = som_pool_remove(&som_pool, src);
+	if (err) {
+		pr_info_ratelimited("source %s not removed: %llu bytes of it are in use\n",
+				    name,
+				    (u64)som_pool_owner_used(&som_pool, src) *
+				    SOM_BLOCK_SIZE);
+		goto out_unlock;
+	}
+	pr_info("removed %s source %s (%lu GiB)\n", src->ops->kind, src->name,
+		src->nr_chunks);
+	som_source_destroy(src);
+out_unlock:
+	mutex_unlock(&som_sources_lock);
+	return err;
+}
+
+struct som_cover {
+	u64 next;	/* first byte not yet known to be covered */
+};
+
+static int som_cover_one(struct resource *res, void *arg)
+{
+	struct som_cover *cover = arg;
+
+	if (res->start > cover->next)
+		return 1;	/* a hole: stop the walk */
+	cover->next = max_t(u64, cover->next, res->end + 1);
+	return 0;
+}
+
+/**
+ * som_range_is_covered() - is a physical range wholly inside iomem
+ *	resources of one descriptor?
+ * @start: first byte
+ * @size: length
+ * @desc: an IORES_DESC_* value
+ *
+ * Return: true if every byte of [@start, @start + @size) is.
+ */
+bool som_range_is_covered(u64 start, u64 size, unsigned long desc)
+{
+	struct som_cover cover = { .next = start };
+
+	walk_iomem_res_desc(desc, IORESOURCE_MEM, start, start + size - 1,
+			    &cover, som_cover_one);
+	return cover.next >= start + size;
+}
+
+/**
+ * som_sources_metadata_bytes() - what the sources spend describing chunks
+ *
+ * Return: the bytes of every struct som_source and its chunk table.
+ */
+u64 som_sources_metadata_bytes(void)
+{
+	struct som_source *src;
+	u64 bytes = 0;
+
+	mutex_lock(&som_sources_lock);
+	list_for_each_entry(src, &som_sources, list)
+		bytes += kmalloc_size_roundup(sizeof(*src)) +
+			 kmalloc_size_roundup(src->nr_chunks *
+					      sizeof(*src->chunks));
+	mutex_unlock(&som_sources_lock);
+	return bytes;
+}
+
+/*
+ * Offlining a memory block waits for its pages to migrate away; the pages
+ * of a buddy or hugetlb source never do while they are in the pool, so it
+ * would wait until interrupted (or forever, for an in-kernel caller).
+ * Refuse it at once instead.
+ */
+static int som_memory_callback(struct notifier_block *nb,
+			       unsigned long action, void *arg)
+{
+	struct memory_notify *mn = arg;
+
+	if (action == MEM_GOING_OFFLINE &&
+	    som_pool_contains(&som_pool, PFN_PHYS(mn->start_pfn),
+			      (u64)mn->nr_pages << PAGE_SHIFT))
+		return notifier_from_errno(-EBUSY);
+	return NOTIFY_OK;
+}
+
+static struct notifier_block som_memory_nb = {
+	.notifier_call = som_memory_callback,
+};
+
+/**
+ * som_sources_init() - create /sys/kernel/mm/som/sources
+ * @parent: /sys/kernel/mm/som
+ *
+ * Also refuses the offlining of memory blocks that hold pool chunks.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int som_sources_init(struct kobject *parent)
+{
+	int err;
+
+	som_sources_kobj = kobject_create_and_add("sources", parent);
+	if (!som_sources_kobj)
+		return -ENOMEM;
+	err = register_memory_notifier(&som_memory_nb);
+	if (err)
+		kobject_put(som_sources_kobj);
+	return err;
+}
+
+/**
+ * som_sources_exit() - remove every source, then the sources directory
+ *
+ * Context: Module exit: no region is left, so every chunk is free.
+ */
+void som_sources_exit(void)
+{
+	struct som_source *src, *tmp;
+
+	mutex_lock(&som_sources_lock);
+	list_for_each_entry_safe(src, tmp, &som_sources, list) {
+		WARN_ON_ONCE(som_pool_remove(&som_pool, src));
+		som_source_destroy(src);
+	}
+	mutex_unlock(&som_sources_lock);
+	unregister_memory_notifier(&som_memory_nb);
+	kobject_put(som_sources_kobj);
+}
