@@ -20,17 +20,6 @@
 
 #define SOM_FAILSLAB	"/sys/kernel/debug/failslab/"
 
-static int som_write_file(const char *path, const char *val)
-{
-	int fd = open(path, O_WRONLY), ok;
-
-	if (fd < 0)
-		return -1;
-	ok = write(fd, val, strlen(val)) == (ssize_t)strlen(val);
-	close(fd);
-	return ok ? 0 : -1;
-}
-
 /* Arm: the @nth fault-injection check of this thread fails. */
 static int som_fail_nth(int fd, long nth)
 {

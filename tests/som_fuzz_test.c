@@ -138,7 +138,12 @@ static void *som_fuzz_ptr(struct _test_data_fuzz *self, size_t size)
 TEST_F_TIMEOUT(fuzz, ioctls_fail_cleanly, 900)
 {
 	static const int ok_errno[] = {
-		EFAULT, EINVAL, ENOTTY, EFBIG, ENOSPC, ENOMEM, EPERM, 0
+		EFAULT, EINVAL, ENOTTY, EFBIG, ENOSPC, ENOMEM, EPERM, EBUSY,
+		EBADF, ENOENT, EEXIST, 0
+	};
+	/* The policy and pool calls, with random (mostly refused) bytes. */
+	static const unsigned int more[] = {
+		SOM_IOC_POLICY, SOM_IOC_SOURCE_ADD, SOM_IOC_SOURCE_REMOVE,
 	};
 	int sfd = som_file(self->dev, 4 * MiB, 0), fd, ret, nr_files = 0;
 	char *p = mmap(NULL, 4 * MiB, PROT_READ | PROT_WRITE, MAP_SHARED,
@@ -152,7 +157,7 @@ TEST_F_TIMEOUT(fuzz, ioctls_fail_cleanly, 900)
 	ASSERT_NE(MAP_FAILED, p);
 	for (i = 0; i < self->iterations && som_fuzz_time_left(start); i++) {
 		r = som_rand(&self->seed);
-		switch (r % 6) {
+		switch (r % 7) {
 		case 0:
 			cmd = SOM_IOC_MAPPING;
 			break;
@@ -166,19 +171,22 @@ TEST_F_TIMEOUT(fuzz, ioctls_fail_cleanly, 900)
 		case 3:
 			cmd = (unsigned int)(r >> 32);
 			break;
+		case 4:
+			cmd = more[(r >> 8) % 3];
+			break;
 		default:	/* a valid call with an address in our mapping */
 			cmd = SOM_IOC_MAPPING;
 			break;
 		}
 		fd = (r >> 40) & 1 ? sfd : self->dev;
-		if (r % 6 == 1 && (r >> 41) & 1) {
+		if (r % 7 == 1 && (r >> 41) & 1) {
 			/* Mostly well-formed, to reach the file's life cycle. */
 			struct som_file_args args = {
 				.flags = (r >> 42) % 3,
 				.size = som_fuzz_value(&self->seed) % (3 * GiB),
 			};
 			ret = ioctl(fd, cmd, &args);
-		} else if (r % 6 >= 4) {
+		} else if (r % 7 >= 5) {
 			struct som_mapping m = { .addr = (uintptr_t)p +
 						 (r >> 12) % (6 * MiB) };
 			ret = ioctl(fd, cmd, &m);

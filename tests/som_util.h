@@ -28,14 +28,13 @@
 #define MiB		(1UL << 20)
 #define GiB		(1UL << 30)
 
-/* A counter of /sys/kernel/mm/som, or -1 if it cannot be read. */
-static inline long long som_stat(const char *name)
+/* The number a file holds (sysfs, procfs), or -1 if it cannot be read. */
+static inline long long som_read_ll(const char *path)
 {
-	char path[256], buf[64];
+	char buf[64];
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), SOM_SYSFS "%s", name);
 	fd = open(path, O_RDONLY);
 	if (fd < 0)
 		return -1;
@@ -47,14 +46,21 @@ static inline long long som_stat(const char *name)
 	return strtoll(buf, NULL, 10);
 }
 
-/* Write @val to a sysfs file of som; 0 or -errno. */
-static inline int som_sysfs_write(const char *name, const char *val)
+/* A counter of /sys/kernel/mm/som, or -1 if it cannot be read. */
+static inline long long som_stat(const char *name)
 {
 	char path[256];
+
+	snprintf(path, sizeof(path), SOM_SYSFS "%s", name);
+	return som_read_ll(path);
+}
+
+/* Write @val to any file; 0 or -errno. */
+static inline int som_write_file(const char *path, const char *val)
+{
 	ssize_t n;
 	int fd, err = 0;
 
-	snprintf(path, sizeof(path), SOM_SYSFS "%s", name);
 	fd = open(path, O_WRONLY);
 	if (fd < 0)
 		return -errno;
@@ -63,6 +69,31 @@ static inline int som_sysfs_write(const char *name, const char *val)
 		err = -errno;
 	close(fd);
 	return err;
+}
+
+/* Write @val to a sysfs file of som; 0 or -errno. */
+static inline int som_sysfs_write(const char *name, const char *val)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), SOM_SYSFS "%s", name);
+	return som_write_file(path, val);
+}
+
+/* A /proc/meminfo field in bytes, or -1. */
+static inline long long som_meminfo(const char *field)
+{
+	char line[256];
+	size_t len = strlen(field);
+	long long kib = -1;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, field, len) && line[len] == ':')
+			kib = atoll(line + len + 1);
+	if (f)
+		fclose(f);
+	return kib < 0 ? -1 : kib << 10;
 }
 
 static inline long som_minflt(void)

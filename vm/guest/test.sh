@@ -90,8 +90,22 @@ leak_scan_end() {
 	fi
 }
 
+# The legacy pmem range (memmap=SIZE!START) as the device DAX instance
+# dax0.0, 1 GiB aligned, for som_source_test: what an administrator does
+# with ndctl on a machine with persistent memory.
+make_dax() {
+	[ -n "$SOM_PMEM" ] || return 0
+	ndctl create-namespace --force --reconfig=namespace0.0 --mode=devdax \
+		--align=1G >/tmp/ndctl.out 2>&1
+	rc=$?
+	sed 's/^/# ndctl: /' /tmp/ndctl.out
+	[ -e /dev/dax0.0 ] || rc=1
+	tap "$rc" "device DAX dax0.0 from legacy pmem $SOM_PMEM"
+}
+
 status=0
 echo "# tier: $SOM_TIER ($(uname -r))"
+echo "# NUMA: $(ls -d /sys/devices/system/node/node* | wc -l) nodes; 1 GiB hugetlb pages free: $(cat /sys/kernel/mm/hugepages/hugepages-1048576kB/free_hugepages 2>/dev/null); ZONE_MOVABLE MiB per node: $(awk '/zone +Movable/ { m = 1 } m && /present/ { printf "%d ", $2 / 256; m = 0 }' /proc/zoneinfo)"
 if [ "$SOM_TIER" = debug ]; then
 	[ -w /sys/kernel/debug/kmemleak ] && leak_scan_start ||
 		tap 1 "leak scan: no leak detector on the debug tier"
@@ -112,13 +126,19 @@ if [ "$SOM_TIER" = debug ]; then
 	fi
 fi
 
+make_dax
+
 insmod /som/som.ko ranges="${SOM_RANGES:-2G@4G}"
 rc=$?
 tap "$rc" module_load
 [ "$rc" -eq 0 ] || exit 1
 
+# SOM_TEST_ONLY=<glob> (through SOM_GUEST_ENV) runs only the matching
+# tests, e.g. SOM_TEST_ONLY=som_source_test while working on one.
 for t in /som/bin/*_test; do
 	case "$t" in *_load_test) continue ;; esac
+	# shellcheck disable=SC2254  # the glob is the point
+	case "${t##*/}" in ${SOM_TEST_ONLY:-*}) ;; *) continue ;; esac
 	[ -x "$t" ] || continue
 	echo "# ==== $t"
 	"$t" || status=1

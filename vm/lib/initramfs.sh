@@ -10,13 +10,36 @@
 #   /som/modules/       in-kernel modules som.ko depends on (plus the ones
 #                       named in SOM_VM_MODULES), uncompressed, and
 #                       `order`, the list init insmods before the guest script
+#   /usr/bin, /lib*     the host's dynamically linked SOM_VM_PROGRAMS (ndctl,
+#                       to make a device DAX instance) and their libraries
+
+# The legacy pmem drivers: the stock tier's device DAX (the debug kernel
+# has them built in).
+SOM_VM_MODULES=${SOM_VM_MODULES-nd_e820 nd_pmem dax_pmem device_dax}
+SOM_VM_PROGRAMS=${SOM_VM_PROGRAMS-ndctl}
+
+# Copy host programs and every library ldd names for them, loader included.
+stage_programs() {
+	local root=$1 name prog lib
+	for name in $SOM_VM_PROGRAMS; do
+		prog=$(command -v "$name") || die "$name not found (vm/run setup installs it)"
+		install -D -m 0755 "$prog" "$root/usr/bin/$name"
+		while read -r lib; do
+			[[ -n $lib ]] || continue
+			install -D -m 0755 "$lib" "$root$lib"
+		done < <(ldd "$prog" | grep -oE '/[^ ]+' | sort -u)
+	done
+}
 
 # Print, in load order, the .ko.xz files that must be loaded before the
 # modules named as arguments (and those modules themselves).
 module_closure() {
 	local m
 	for m in "$@"; do
-		modprobe -d "$SOM_KROOT" -S "$SOM_KRELEASE" --show-depends "$m" |
+		# -C /dev/null: the host's modprobe.d (ndctl's "install
+		# libnvdimm" rule, say) must not change what is staged.
+		modprobe -C /dev/null -d "$SOM_KROOT" -S "$SOM_KRELEASE" \
+			--show-depends "$m" |
 			sed -n 's/^insmod \([^ ]*\).*/\1/p'
 	done | awk '!seen[$0]++'
 }
@@ -61,6 +84,7 @@ som_initramfs() {
 		cp "$f" "$root/som/"
 	done
 	cp "$SOM_QEMU_EXIT" "$root/som/bin/"
+	stage_programs "$root"
 	for f in "${SOM_BINARIES[@]}"; do
 		cp "$f" "$root/som/bin/"
 	done

@@ -4,12 +4,27 @@
 # Tunables (environment):
 #   SOM_VM_TIMEOUT       seconds before a hung guest is killed (default:
 #                        per command, 1200 for test, 300 for demo)
-#   SOM_VM_MEM           guest RAM (6G: with q35, RAM above 4 GiB is 4-8 GiB)
+#   SOM_VM_MEM           guest RAM (16G: with q35, 0-2 GiB and 4-18 GiB)
 #   SOM_VM_SMP           guest CPUs (2)
+#   SOM_VM_NODES         NUMA nodes (2): RAM and CPUs split evenly, so
+#                        node 0 is 0-2 and 4-10 GiB, node 1 10-18 GiB
 #   SOM_VM_CPU           -cpu model (qemu64,+pdpe1gb; not `max`, see DESIGN)
 #   SOM_VM_RESERVE_SIZE  size of the memmap= reservation (2G)
 #   SOM_VM_RESERVE_BASE  its physical start (4G); the guest gets it as
 #                        SOM_RANGES=<size>@<base>
+#   SOM_VM_SPARE         more reserved memory that som.ko does not get at
+#                        load, for the tests to add at run time (1G@12G,
+#                        on node 1); the guest sees SOM_SPARE_RANGES
+#   SOM_VM_PMEM          legacy persistent memory, memmap=SIZE!START
+#                        (3G@14G, node 1), for device DAX; SOM_PMEM
+#   SOM_VM_HUGEPAGES     1 GiB hugetlb pages reserved at boot (2)
+#   SOM_VM_DIMM          a memory device plugged in at boot (1G), as on a
+#                        machine with hot-pluggable memory: the kernel
+#                        onlines it into ZONE_MOVABLE (memhp_default_state=
+#                        online_movable), where the buddy source can always
+#                        find a free 1 GiB run (ZONE_MOVABLE made with
+#                        movablecore= holds the kernel's own top-down boot
+#                        allocations); on node 0
 #   SOM_VM_LOGLEVEL      console loglevel (5: warnings and worse)
 #   SOM_VM_APPEND        extra kernel command-line words
 #   SOM_VM_LOG_ALLOW     ERE; log lines matching it are not counted as
@@ -22,8 +37,13 @@
 #                        kernel, SOM_DEBUG_VMLINUX); the guest sees it as
 #                        SOM_TIER
 
-SOM_VM_MEM=${SOM_VM_MEM:-6G}
+SOM_VM_MEM=${SOM_VM_MEM:-16G}
 SOM_VM_SMP=${SOM_VM_SMP:-2}
+SOM_VM_NODES=${SOM_VM_NODES:-2}
+SOM_VM_SPARE=${SOM_VM_SPARE:-1G@12G}
+SOM_VM_PMEM=${SOM_VM_PMEM:-3G@14G}
+SOM_VM_HUGEPAGES=${SOM_VM_HUGEPAGES:-2}
+SOM_VM_DIMM=${SOM_VM_DIMM:-1G}
 SOM_VM_CPU=${SOM_VM_CPU:-qemu64,+pdpe1gb}
 SOM_VM_RESERVE_SIZE=${SOM_VM_RESERVE_SIZE:-2G}
 SOM_VM_RESERVE_BASE=${SOM_VM_RESERVE_BASE:-4G}
@@ -58,19 +78,58 @@ som_vm_boot() {
 	local tier=${SOM_VM_TIER:-stock} kernel=$SOM_VMLINUX
 	[[ $tier == stock ]] || kernel=$SOM_DEBUG_VMLINUX
 	local append="console=ttyS0 panic=-1 loglevel=$SOM_VM_LOGLEVEL $memmap $ranges somvm.guest=$name somvm.tier=$tier"
+	local env="${SOM_GUEST_ENV:-}"
+	if [[ -n $SOM_VM_SPARE ]]; then
+		append+=" memmap=${SOM_VM_SPARE%@*}\$${SOM_VM_SPARE#*@}"
+		env+=" SOM_SPARE_RANGES=$SOM_VM_SPARE"
+	fi
+	if [[ -n $SOM_VM_PMEM ]]; then
+		append+=" memmap=${SOM_VM_PMEM%@*}!${SOM_VM_PMEM#*@}"
+		env+=" SOM_PMEM=$SOM_VM_PMEM"
+	fi
+	if ((SOM_VM_HUGEPAGES)); then
+		append+=" hugepagesz=1G hugepages=$SOM_VM_HUGEPAGES"
+		env+=" SOM_HUGEPAGES=$SOM_VM_HUGEPAGES"
+	fi
+	local dimm=()
+	if [[ -n $SOM_VM_DIMM ]]; then
+		append+=" memhp_default_state=online_movable"
+		dimm=(-object "memory-backend-ram,id=dimm0,size=$SOM_VM_DIMM"
+		      -device "pc-dimm,id=dimm0,memdev=dimm0,node=0")
+	fi
 	append+=${SOM_VM_APPEND:+ $SOM_VM_APPEND}
 	local word words
-	read -ra words <<<"${SOM_GUEST_ENV:-}"
+	read -ra words <<<"$env"
 	for word in "${words[@]}"; do
 		[[ $word =~ ^[A-Z_][A-Z0-9_]*=[^[:space:]]*$ ]] ||
 			die "SOM_GUEST_ENV: '$word' is not VAR=value"
 		append+=" somvm.env=$word"
 	done
 
+	# NUMA: equal memory backends, CPUs dealt out round robin. Each CPU is
+	# a socket of its own: CPUs of one socket share a cache, and the
+	# kernel warns when such CPUs sit on different nodes.
+	local numa=() node cpu mem_mib
+	mem_mib=$(numfmt --from=iec "$SOM_VM_MEM")
+	mem_mib=$((mem_mib >> 20))
+	if ((SOM_VM_NODES > 1)); then
+		((mem_mib % SOM_VM_NODES == 0)) ||
+			die "SOM_VM_MEM=$SOM_VM_MEM does not split into $SOM_VM_NODES nodes"
+		for ((node = 0; node < SOM_VM_NODES; node++)); do
+			numa+=(-object "memory-backend-ram,id=ram$node,size=$((mem_mib / SOM_VM_NODES))M")
+			local spec="node,nodeid=$node,memdev=ram$node"
+			for ((cpu = node; cpu < SOM_VM_SMP; cpu += SOM_VM_NODES)); do
+				spec+=",cpus=$cpu"
+			done
+			numa+=(-numa "$spec")
+		done
+	fi
+
 	# shellcheck disable=SC2054  # the commas belong to qemu's options
 	local qemu=(qemu-system-x86_64
 		-machine q35 -accel tcg -cpu "$SOM_VM_CPU"
-		-m "$SOM_VM_MEM" -smp "$SOM_VM_SMP"
+		-m "$SOM_VM_MEM,slots=2,maxmem=$((mem_mib + 4096))M" "${numa[@]}" "${dimm[@]}"
+		-smp "$SOM_VM_SMP,sockets=$SOM_VM_SMP,cores=1,threads=1"
 		-nodefaults -display none -serial stdio -no-reboot
 		-kernel "$kernel" -initrd "$SOM_INITRAMFS" -append "$append"
 		-device isa-debug-exit,iobase=0xf4,iosize=4)

@@ -18,7 +18,8 @@
 SOM_HOST_PACKAGES=(qemu-system-x86 busybox-static cpio dwarves gcc-12 gcc make
 		   libc6-dev zstd xz-utils kmod
 		   flex bison bc libelf-dev libssl-dev	# the debug tier's kernel
-		   clang libclang-rt-14-dev)		# tests/fuzz (libFuzzer)
+		   clang libclang-rt-14-dev		# tests/fuzz (libFuzzer)
+		   ndctl)				# the guest makes a device DAX instance
 
 apt_env() { DEBIAN_FRONTEND=noninteractive "$@"; }
 
