@@ -4,7 +4,10 @@
 # vm/config/debug-kernel.config (KASAN, lockdep, DEBUG_VM, kmemleak,
 # PAGE_TABLE_CHECK, KUnit, fault injection).
 #
-# Built once per (source version, fragment, compiler) and cached as
+# Patches in vm/config/debug-kernel-patches/ (fixes of kernel bugs the
+# checkers trip over, each saying which) are applied in name order.
+#
+# Built once per (source version, fragment, patches, compiler) and cached as
 #   $SOM_CACHE/debug-kernel/<key>/src     the unpacked source
 #   $SOM_CACHE/debug-kernel/<key>/build   O= build tree: `make -C` it, M=...
 #   $SOM_CACHE/debug-kernel/<key>/bzImage  what qemu -kernel boots (the
@@ -17,13 +20,15 @@
 #   SOM_DEBUG_VMLINUX  the image to boot
 
 SOM_DEBUG_CONFIG=${SOM_DEBUG_CONFIG:-$VM_DIR/config/debug-kernel.config}
+SOM_DEBUG_PATCHES=${SOM_DEBUG_PATCHES:-$VM_DIR/config/debug-kernel-patches}
 # Bump when debug_kernel_build() changes what it produces.
-SOM_DEBUG_RECIPE=2
+SOM_DEBUG_RECIPE=3
 
 debug_kernel_key() {
 	{
 		printf 'recipe %s\n%s\n' "$SOM_DEBUG_RECIPE" "$SOM_KVERSION"
 		cat "$SOM_DEBUG_CONFIG"
+		cat "$SOM_DEBUG_PATCHES"/*.patch 2>/dev/null
 		gcc-12 --version | head -1
 	} | sha256sum | cut -c1-16
 }
@@ -52,6 +57,12 @@ debug_kernel_build() {
 	rm -rf "$dir"
 	mkdir -p "$src" "$build"
 	tar -xJf "$SOM_KSOURCE_TAR" -C "$src" --strip-components=1
+	local p
+	for p in "$SOM_DEBUG_PATCHES"/*.patch; do
+		[[ -f $p ]] || continue
+		log "applying ${p##*/}"
+		patch -p1 -s -d "$src" <"$p" || die "$p does not apply"
+	done
 	"${mk[@]}" -s tinyconfig
 	"$src/scripts/kconfig/merge_config.sh" -m -O "$build" \
 		"$build/.config" "$SOM_DEBUG_CONFIG" >/dev/null

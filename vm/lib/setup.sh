@@ -17,7 +17,7 @@
 # Host tools the harness needs.
 SOM_HOST_PACKAGES=(qemu-system-x86 busybox-static cpio dwarves gcc-12 gcc make
 		   libc6-dev zstd xz-utils kmod
-		   flex bison bc libelf-dev libssl-dev	# the debug tier's kernel
+		   flex bison bc libelf-dev libssl-dev patch	# the debug tier's kernel
 		   clang libclang-rt-14-dev		# tests/fuzz (libFuzzer)
 		   ndctl)				# the guest makes a device DAX instance
 
