@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * libsom allocations: each som_alloc() is a som file of its own (so that
+ * som_punch() can free pieces of it), sized, placed by its policy and
+ * mapped once; a table per struct som finds the file behind an address.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/falloc.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "libsom.h"
+
+#define SOM_BLOCK	(2UL << 20)
+#define SOM_GIB		(1UL << 30)
+
+/* One allocation: a mapping of the whole som file @fd. */
+struct som_alloc {
+	char *addr;
+	size_t len;
+	int fd;
+};
+
+struct som {
+	pthread_mutex_t lock;	/* protects the table */
+	int dev;		/* /dev/som */
+	struct som_alloc *allocs;
+	size_t nr, cap;
+};
+
+int som_open(struct som **out)
+{
+	struct som *som = calloc(1, sizeof(*som));
+
+	if (!som)
+		return -ENOMEM;
+	som->dev = open("/dev/som", O_RDWR | O_CLOEXEC);
+	if (som->dev < 0) {
+		int err = -errno;
+
+		free(som);
+		return err;
+	}
+	pthread_mutex_init(&som->lock, NULL);
+	*out = som;
+	return 0;
+}
+
+int som_close(struct som *som)
+{
+	size_t i;
+
+	if (!som)
+		return 0;
+	for (i = 0; i < som->nr; i++) {
+		munmap(som->allocs[i].addr, som->allocs[i].len);
+		close(som->allocs[i].fd);
+	}
+	free(som->allocs);
+	close(som->dev);
+	pthread_mutex_destroy(&som->lock);
+	free(som);
+	return 0;
+}
+
+/* The allocation holding [addr, addr + len); the caller holds the lock. */
+static struct som_alloc *som_find(struct som *som, const void *addr,
+				  size_t len)
+{
+	const char *p = addr;
+	size_t i;
+
+	for (i = 0; i < som->nr; i++) {
+		struct som_alloc *a = &som->allocs[i];
+
+		if (p >= a->addr && p < a->addr + a->len &&
+		    len <= (size_t)(a->addr + a->len - p))
+			return a;
+	}
+	return NULL;
+}
+
+static int som_apply_policy(int fd, const struct som_alloc_opts *opts)
+{
+	struct som_policy pol;
+
+	if (!opts || (opts->policy == SOM_POLICY_LOCAL && !opts->policy_flags))
+		return 0;
+	memset(&pol, 0, sizeof(pol));
+	pol.mode = opts->policy;
+	pol.flags = opts->policy_flags;
+	pol.nodes[0] = opts->nodes;
+	return ioctl(fd, SOM_IOC_POLICY, &pol) ? -errno : 0;
+}
+
+/* Map @len of @fd where the kernel aligns it for the largest entries. */
+static void *som_map(int fd, size_t len)
+{
+	return mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+}
+
+int som_alloc(struct som *som, size_t size, const struct som_alloc_opts *opts,
+	      void **addr)
+{
+	struct som_file_args args;
+	struct som_alloc *a;
+	size_t len;
+	void *p;
+	int fd, err;
+
+	if (!som || !addr || !size || size > SIZE_MAX - SOM_BLOCK ||
+	    (opts && opts->flags & ~SOM_ALLOC_PREFAULT))
+		return -EINVAL;
+	/* Memory comes in 2 MiB blocks: give the caller all of it. */
+	len = (size + SOM_BLOCK - 1) & ~(SOM_BLOCK - 1);
+	memset(&args, 0, sizeof(args));
+	args.flags = SOM_FILE_CLOEXEC;
+	fd = ioctl(som->dev, SOM_IOC_FILE, &args);
+	if (fd < 0)
+		return -errno;
+	err = som_apply_policy(fd, opts);
+	if (!err && ftruncate(fd, len))
+		err = errno == ENOSPC ? -ENOMEM : -errno;
+	if (err)
+		goto err_close;
+	p = som_map(fd, len);
+	if (p == MAP_FAILED) {
+		err = -errno;
+		goto err_close;
+	}
+
+	pthread_mutex_lock(&som->lock);
+	if (som->nr == som->cap) {
+		size_t cap = som->cap ? 2 * som->cap : 16;
+
+		a = realloc(som->allocs, cap * sizeof(*a));
+		if (!a) {
+			pthread_mutex_unlock(&som->lock);
+			err = -ENOMEM;
+			goto err_unmap;
+		}
+		som->allocs = a;
+		som->cap = cap;
+	}
+	som->allocs[som->nr++] = (struct som_alloc){ p, len, fd };
+	pthread_mutex_unlock(&som->lock);
+
+	if (opts && opts->flags & SOM_ALLOC_PREFAULT) {
+		err = som_prefault(som, p, len);
+		if (err) {
+			som_free(som, p);
+			return err;
+		}
+	}
+	*addr = p;
+	return 0;
+
+err_unmap:
+	munmap(p, len);
+err_close:
+	close(fd);
+	return err;
+}
+
+int som_free(struct som *som, void *addr)
+{
+	struct som_alloc *a, gone;
+
+	if (!som)
+		return -EINVAL;
+	pthread_mutex_lock(&som->lock);
+	a = som_find(som, addr, 1);
+	if (!a || a->addr != addr) {
+		pthread_mutex_unlock(&som->lock);
+		return -EINVAL;
+	}
+	gone = *a;
+	*a = som->allocs[--som->nr];
+	pthread_mutex_unlock(&som->lock);
+	munmap(gone.addr, gone.len);
+	close(gone.fd);
+	return 0;
+}
+
+/*
+ * Run @fn on the file and offset behind [addr, addr + len), with the lock
+ * held so that the allocation cannot be freed meanwhile.
+ */
+static int som_on_range(struct som *som, void *addr, size_t len,
+			int (*fn)(int fd, off_t off, size_t len, char *p))
+{
+	struct som_alloc *a;
+	int err;
+
+	if (!som || !len || (uintptr_t)addr % 4096 || len % 4096)
+		return -EINVAL;
+	pthread_mutex_lock(&som->lock);
+	a = som_find(som, addr, len);
+	err = a ? fn(a->fd, (char *)addr - a->addr, len, addr) : -EINVAL;
+	pthread_mutex_unlock(&som->lock);
+	return err;
+}
+
+static int som_do_punch(int fd, off_t off, size_t len, char *p)
+{
+	(void)p;
+	return fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off,
+			 len) ? -errno : 0;
+}
+
+int som_punch(struct som *som, void *addr, size_t len)
+{
+	return som_on_range(som, addr, len, som_do_punch);
+}
+
+/* Allocate the blocks, then touch each 2 MiB so that every entry is in. */
+static int som_do_prefault(int fd, off_t off, size_t len, char *p)
+{
+	size_t done;
+
+	if (fallocate(fd, 0, off, len))
+		return errno == ENOSPC ? -ENOMEM : -errno;
+	for (done = 0; done < len; done += SOM_BLOCK)
+		(void)*(volatile char *)(p + done);
+	(void)*(volatile char *)(p + len - 1);
+	return 0;
+}
+
+int som_prefault(struct som *som, void *addr, size_t len)
+{
+	return som_on_range(som, addr, len, som_do_prefault);
+}
+
+int som_where(struct som *som, const void *addr, struct som_where *where)
+{
+	struct som_mapping m;
+	struct som_alloc *a;
+	int err = 0;
+
+	if (!som || !where)
+		return -EINVAL;
+	memset(&m, 0, sizeof(m));
+	m.addr = (uintptr_t)addr;
+	pthread_mutex_lock(&som->lock);
+	a = som_find(som, addr, 1);
+	if (!a)
+		err = -EINVAL;
+	else if (ioctl(a->fd, SOM_IOC_MAPPING, &m))
+		err = -errno;
+	pthread_mutex_unlock(&som->lock);
+	if (err)
+		return err;
+	where->page_size = m.page_size;
+	where->node = m.node;
+	where->unmovable = !!(m.out_flags & SOM_MAPPING_UNMOVABLE);
+	return 0;
+}
+
+int som_usage(struct som *som, struct som_usage *usage)
+{
+	struct stat st;
+	size_t i;
+	int err = 0;
+
+	if (!som || !usage)
+		return -EINVAL;
+	memset(usage, 0, sizeof(*usage));
+	pthread_mutex_lock(&som->lock);
+	for (i = 0; i < som->nr && !err; i++) {
+		if (fstat(som->allocs[i].fd, &st)) {
+			err = -errno;
+			break;
+		}
+		usage->allocations++;
+		usage->mapped_bytes += som->allocs[i].len;
+		usage->allocated_bytes += (unsigned long long)st.st_blocks * 512;
+	}
+	pthread_mutex_unlock(&som->lock);
+	return err;
+}

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * libsom: single-owner memory for programs.
+ *
+ * Every function returns 0 or a negative errno value and sets no errno.
+ * All functions are thread-safe. See libsom(3) and the page of each
+ * function.
+ */
+#ifndef LIBSOM_H
+#define LIBSOM_H
+
+#include <stddef.h>
+#include <linux/som.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A connection to /dev/som and the allocations made through it. */
+struct som;
+
+/* struct som_alloc_opts flags */
+#define SOM_ALLOC_PREFAULT	(1U << 0)	/* allocate and map it all now */
+
+/**
+ * struct som_alloc_opts - how som_alloc() places the memory
+ * @policy:	SOM_POLICY_LOCAL (the default), _PREFERRED, _BIND or
+ *		_INTERLEAVE
+ * @policy_flags: SOM_POLICY_UNMOVABLE, SOM_POLICY_INTERLEAVE_1G
+ * @nodes:	the policy's nodes, bit n for node n (nodes 0 to 63)
+ * @flags:	SOM_ALLOC_* flags
+ */
+struct som_alloc_opts {
+	unsigned int policy;
+	unsigned int policy_flags;
+	unsigned long long nodes;
+	unsigned int flags;
+};
+
+/**
+ * struct som_where - what backs an address
+ * @page_size:	size of the page-table entry mapping it now (1 GiB, 2 MiB,
+ *		4 KiB), or 0 if the next access faults it in
+ * @node:	NUMA node of the memory, or -1 if none is allocated there yet
+ * @unmovable:	1 if the memory is in an unmovable chunk
+ */
+struct som_where {
+	size_t page_size;
+	int node;
+	int unmovable;
+};
+
+/**
+ * struct som_pool_info - the pool's counters (/sys/kernel/mm/som)
+ */
+struct som_pool_info {
+	unsigned long long total_bytes;
+	unsigned long long free_bytes;
+	unsigned long long reserved_bytes;
+	unsigned long long zeroed_bytes;
+	unsigned long long unmovable_total_bytes;
+	unsigned long long unmovable_free_bytes;
+	unsigned long long metadata_bytes;
+	unsigned long long faults_pud;
+	unsigned long long faults_pmd;
+	unsigned long long faults_pte;
+};
+
+/**
+ * struct som_usage - what one struct som holds
+ * @allocations: live allocations
+ * @mapped_bytes: their total size
+ * @allocated_bytes: of that, backed by memory now (the rest is reserved,
+ *		or holes punched with som_punch())
+ */
+struct som_usage {
+	size_t allocations;
+	unsigned long long mapped_bytes;
+	unsigned long long allocated_bytes;
+};
+
+int som_open(struct som **som);
+int som_close(struct som *som);
+int som_alloc(struct som *som, size_t size, const struct som_alloc_opts *opts,
+	      void **addr);
+int som_free(struct som *som, void *addr);
+int som_punch(struct som *som, void *addr, size_t len);
+int som_prefault(struct som *som, void *addr, size_t len);
+int som_where(struct som *som, const void *addr, struct som_where *where);
+int som_usage(struct som *som, struct som_usage *usage);
+int som_pool_info(struct som_pool_info *info);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LIBSOM_H */
