@@ -598,6 +598,8 @@ TEST_F(source, numa_policies_place_blocks)
 	}
 	EXPECT_EQ(free0 - 4 * (long long)MiB, node_stat(0, "free_bytes"));
 	EXPECT_EQ(free1 - 4 * (long long)MiB, node_stat(1, "free_bytes"));
+	/* What the administrator sees meanwhile. */
+	EXPECT_EQ(0, system("somctl status >/tmp/status && sed 's/^/# /' /tmp/status"));
 	munmap(p, 8 * MiB);
 	close(fd);
 	fd = map_region(SOM_POLICY_INTERLEAVE, 3,

@@ -174,10 +174,17 @@ static int parse_size(const char *s, unsigned long long *out)
 	return 1;
 }
 
+/* "2 GiB", "2.99 GiB", "4 MiB", "0": whole units where they are whole. */
 static void gib_str(unsigned long long bytes, char *buf, size_t len)
 {
-	if (bytes % GIB == 0)
+	if (!bytes)
+		snprintf(buf, len, "0");
+	else if (bytes % GIB == 0)
 		snprintf(buf, len, "%llu GiB", bytes / GIB);
+	else if (bytes >= GIB)
+		snprintf(buf, len, "%.2f GiB", (double)bytes / GIB);
+	else if (bytes % (1 << 20) == 0)
+		snprintf(buf, len, "%llu MiB", bytes >> 20);
 	else
 		snprintf(buf, len, "%.1f MiB", (double)bytes / (1 << 20));
 }
