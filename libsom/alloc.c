@@ -3,6 +3,11 @@
  * libsom allocations: each som_alloc() is a som file of its own (so that
  * som_punch() can free pieces of it), sized, placed by its policy and
  * mapped once; a table per struct som finds the file behind an address.
+ *
+ * Across fork() the child gets none of the memory (the kernel does not
+ * copy som mappings), so in the child every handle forgets its
+ * allocations and closes their files, which would otherwise keep the
+ * parent's memory from going back to the pool after som_free().
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -34,7 +39,52 @@ struct som {
 	int dev;		/* /dev/som */
 	struct som_alloc *allocs;
 	size_t nr, cap;
+	struct som *next;	/* in som_handles */
 };
+
+/* Every open handle, for fork(). */
+static pthread_mutex_t som_handles_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct som *som_handles;
+static pthread_once_t som_atfork_once = PTHREAD_ONCE_INIT;
+
+/* Hold every lock across fork(), so that the child finds none taken. */
+static void som_fork_prepare(void)
+{
+	struct som *som;
+
+	pthread_mutex_lock(&som_handles_lock);
+	for (som = som_handles; som; som = som->next)
+		pthread_mutex_lock(&som->lock);
+}
+
+static void som_fork_parent(void)
+{
+	struct som *som;
+
+	for (som = som_handles; som; som = som->next)
+		pthread_mutex_unlock(&som->lock);
+	pthread_mutex_unlock(&som_handles_lock);
+}
+
+/* The child has no som mappings: forget them, and let go of the files. */
+static void som_fork_child(void)
+{
+	struct som *som;
+	size_t i;
+
+	for (som = som_handles; som; som = som->next) {
+		for (i = 0; i < som->nr; i++)
+			close(som->allocs[i].fd);
+		som->nr = 0;
+		pthread_mutex_unlock(&som->lock);
+	}
+	pthread_mutex_unlock(&som_handles_lock);
+}
+
+static void som_atfork_register(void)
+{
+	pthread_atfork(som_fork_prepare, som_fork_parent, som_fork_child);
+}
 
 int som_open(struct som **out)
 {
@@ -50,16 +100,30 @@ int som_open(struct som **out)
 		return err;
 	}
 	pthread_mutex_init(&som->lock, NULL);
+	pthread_once(&som_atfork_once, som_atfork_register);
+	pthread_mutex_lock(&som_handles_lock);
+	som->next = som_handles;
+	som_handles = som;
+	pthread_mutex_unlock(&som_handles_lock);
 	*out = som;
 	return 0;
 }
 
 int som_close(struct som *som)
 {
+	struct som **link;
 	size_t i;
 
 	if (!som)
 		return 0;
+	pthread_mutex_lock(&som_handles_lock);
+	for (link = &som_handles; *link; link = &(*link)->next) {
+		if (*link == som) {
+			*link = som->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&som_handles_lock);
 	for (i = 0; i < som->nr; i++) {
 		munmap(som->allocs[i].addr, som->allocs[i].len);
 		close(som->allocs[i].fd);
@@ -92,13 +156,27 @@ static int som_apply_policy(int fd, const struct som_alloc_opts *opts)
 {
 	struct som_policy pol;
 
-	if (!opts || (opts->policy == SOM_POLICY_LOCAL && !opts->policy_flags))
+	if (!opts || (opts->policy == SOM_POLICY_LOCAL && !opts->policy_flags &&
+		      !opts->nodes))
 		return 0;
 	memset(&pol, 0, sizeof(pol));
 	pol.mode = opts->policy;
 	pol.flags = opts->policy_flags;
 	pol.nodes[0] = opts->nodes;
 	return ioctl(fd, SOM_IOC_POLICY, &pol) ? -errno : 0;
+}
+
+/* Allocate the blocks, then touch each 2 MiB so that every entry is in. */
+static int som_do_prefault(int fd, off_t off, size_t len, char *p)
+{
+	size_t done;
+
+	if (fallocate(fd, 0, off, len))
+		return errno == ENOSPC ? -ENOMEM : -errno;
+	for (done = 0; done < len; done += SOM_BLOCK)
+		(void)*(volatile char *)(p + done);
+	(void)*(volatile char *)(p + len - 1);
+	return 0;
 }
 
 /* Map @len of @fd where the kernel aligns it for the largest entries. */
@@ -136,6 +214,12 @@ int som_alloc(struct som *som, size_t size, const struct som_alloc_opts *opts,
 		err = -errno;
 		goto err_close;
 	}
+	/* Before it is in the table: no lock held while it is zeroed. */
+	if (opts && opts->flags & SOM_ALLOC_PREFAULT) {
+		err = som_do_prefault(fd, 0, len, p);
+		if (err)
+			goto err_unmap;
+	}
 
 	pthread_mutex_lock(&som->lock);
 	if (som->nr == som->cap) {
@@ -152,14 +236,6 @@ int som_alloc(struct som *som, size_t size, const struct som_alloc_opts *opts,
 	}
 	som->allocs[som->nr++] = (struct som_alloc){ p, len, fd };
 	pthread_mutex_unlock(&som->lock);
-
-	if (opts && opts->flags & SOM_ALLOC_PREFAULT) {
-		err = som_prefault(som, p, len);
-		if (err) {
-			som_free(som, p);
-			return err;
-		}
-	}
 	*addr = p;
 	return 0;
 
@@ -219,19 +295,6 @@ static int som_do_punch(int fd, off_t off, size_t len, char *p)
 int som_punch(struct som *som, void *addr, size_t len)
 {
 	return som_on_range(som, addr, len, som_do_punch);
-}
-
-/* Allocate the blocks, then touch each 2 MiB so that every entry is in. */
-static int som_do_prefault(int fd, off_t off, size_t len, char *p)
-{
-	size_t done;
-
-	if (fallocate(fd, 0, off, len))
-		return errno == ENOSPC ? -ENOMEM : -errno;
-	for (done = 0; done < len; done += SOM_BLOCK)
-		(void)*(volatile char *)(p + done);
-	(void)*(volatile char *)(p + len - 1);
-	return 0;
 }
 
 int som_prefault(struct som *som, void *addr, size_t len)

@@ -2,9 +2,9 @@
 /*
  * libsom: single-owner memory for programs.
  *
- * Every function returns 0 or a negative errno value and sets no errno.
- * All functions are thread-safe. See libsom(3) and the page of each
- * function.
+ * Every function returns 0 or a negative errno value (errno itself may
+ * change, as in any library call). All functions are thread-safe. See
+ * libsom(3) and the page of each function.
  */
 #ifndef LIBSOM_H
 #define LIBSOM_H

@@ -188,6 +188,39 @@ TEST_F(lib, threads_share_one_handle)
 	}
 }
 
+/*
+ * A child has none of the memory: its handle starts empty, and it does
+ * not keep the parent's files open, so the parent's som_free() gives the
+ * memory back while the child still runs.
+ */
+TEST_F(lib, fork_leaves_the_memory_to_the_parent)
+{
+	struct som_usage u;
+	int to_child[2];
+	pid_t pid;
+	int status;
+	char c = 0;
+	void *p;
+
+	ASSERT_EQ(0, som_alloc(self->som, 64 * MiB, NULL, &p));
+	ASSERT_EQ(0, pipe(to_child));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		int bad = som_usage(self->som, &u) || u.allocations;
+
+		bad |= read(to_child[0], &c, 1) != 1;
+		_exit(bad);
+	}
+	EXPECT_EQ(0, som_free(self->som, p));
+	EXPECT_EQ(self->free_start, som_stat("free_bytes"));
+	EXPECT_EQ(1, write(to_child[1], &c, 1));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, status);
+	close(to_child[0]);
+	close(to_child[1]);
+}
+
 TEST_F(lib, close_gives_everything_back)
 {
 	void *p;

@@ -35,6 +35,7 @@
 #define MFD_HUGE_1GB (30U << 26)
 #endif
 #ifndef MPOL_BIND
+#define MPOL_DEFAULT 0
 #define MPOL_BIND 2
 #endif
 
@@ -82,7 +83,9 @@ static const char *why(int err, int kind)
 	case EBUSY:
 		if (kind == -1)
 			return "busy: some of its memory is in use (see used_bytes), or reserved by mappings the rest of the pool could not cover";
-		return "busy: the memory is in the pool already, or a driver still claims it";
+		return kind == SOM_SOURCE_HUGETLB ?
+		       "busy: the file is mapped, or a page of it has another user" :
+		       "busy: the memory is in the pool already, or a driver still claims it";
 	case ENOMEM:
 		return kind == SOM_SOURCE_BUDDY ?
 		       "the page allocator has no free aligned 1 GiB run (boot with movablecore= to keep some)" :
@@ -146,27 +149,36 @@ static unsigned long long read_u64(const char *path)
 /* SIZE with an optional K/M/G/T suffix. */
 static int parse_size(const char *s, unsigned long long *out)
 {
-	char *end;
 	unsigned long long v;
+	unsigned int shift = 0;
+	char *end;
 
+	if (!isdigit((unsigned char)*s))
+		return 0;
 	errno = 0;
-	v = strtoull(s, &end, 0);
+	/* Decimal, or hex with 0x (no octal: 010G is ten). */
+	v = strtoull(s, &end, !strncmp(s, "0x", 2) ? 16 : 10);
 	if (errno || end == s)
 		return 0;
 	switch (toupper((unsigned char)*end)) {
 	case 'T':
-		v <<= 10;
-		/* fall through */
-	case 'G':
-		v <<= 10;
-		/* fall through */
-	case 'M':
-		v <<= 10;
-		/* fall through */
-	case 'K':
-		v <<= 10;
-		end++;
+		shift = 40;
 		break;
+	case 'G':
+		shift = 30;
+		break;
+	case 'M':
+		shift = 20;
+		break;
+	case 'K':
+		shift = 10;
+		break;
+	}
+	if (shift) {
+		if (v > ULLONG_MAX >> shift)
+			return 0;
+		v <<= shift;
+		end++;
 	}
 	if (*end)
 		return 0;
@@ -205,12 +217,12 @@ static void status(void)
 		    SYSFS);
 	printf("%-10s", "pool");
 	for (i = 0; i < 6; i++)
-		printf(" %14.*s", (int)(strlen(cols[i]) - 6), cols[i]);
+		printf(" %15.*s", (int)(strlen(cols[i]) - 6), cols[i]);
 	printf("\n%-10s", "all");
 	for (i = 0; i < 6; i++) {
 		snprintf(path, sizeof(path), SYSFS "/%s", cols[i]);
 		gib_str(read_u64(path), a, sizeof(a));
-		printf(" %14s", a);
+		printf(" %15s", a);
 	}
 	printf("\n");
 	d = opendir(SYSFS "/nodes");
@@ -222,7 +234,7 @@ static void status(void)
 			snprintf(path, sizeof(path), SYSFS "/nodes/%s/%s",
 				 de->d_name, cols[i]);
 			gib_str(read_u64(path), a, sizeof(a));
-			printf(" %14s", a);
+			printf(" %15s", a);
 		}
 		printf("\n");
 	}
@@ -283,17 +295,15 @@ static int dax_bind(const char *dev, const char *drv, int bind)
 	return write_str(path, dev);
 }
 
-static int do_ioctl_add(struct som_source_args *args)
+/* SOM_IOC_SOURCE_ADD on the open /dev/som @dev; 0 or the errno. */
+static int do_ioctl_add(int dev, struct som_source_args *args)
 {
-	int fd = open_som(), ret;
+	int ret = ioctl(dev, SOM_IOC_SOURCE_ADD, args);
 
-	ret = ioctl(fd, SOM_IOC_SOURCE_ADD, args);
-	ret = ret ? errno : 0;
-	close(fd);
-	return ret;
+	return ret ? errno : 0;
 }
 
-static void add_dax(struct som_source_args *args, const char *dev)
+static void add_dax(int som, struct som_source_args *args, const char *dev)
 {
 	char path[PATH_MAX], drv[64];
 	int err;
@@ -309,6 +319,10 @@ static void add_dax(struct som_source_args *args, const char *dev)
 	args->size = read_u64(path);
 	if (!args->start || !args->size)
 		die("%s: cannot read its range (are you root?)", dev);
+	/* resource shows the first range only; size is all of them. */
+	snprintf(path, sizeof(path), DAX_BUS "/devices/%s/mapping1", dev);
+	if (!access(path, F_OK))
+		die("%s: has more than one physical range; som takes a device of one range", dev);
 	if (args->start % GIB || args->size % GIB)
 		die("%s: range %#llx+%#llx is not 1 GiB aligned (create it with --align=1G)",
 		    dev, args->start, args->size);
@@ -320,15 +334,17 @@ static void add_dax(struct som_source_args *args, const char *dev)
 	if (*drv && !dax_bind(dev, "device_dax", 0))
 		die("%s: cannot unbind from device_dax: %s", dev,
 		    strerror(errno));
-	err = do_ioctl_add(args);
+	err = do_ioctl_add(som, args);
 	if (err) {
-		if (*drv)
-			dax_bind(dev, "device_dax", 1);
+		if (*drv && !dax_bind(dev, "device_dax", 1))
+			fprintf(stderr, "%s: binding %s to device_dax again failed: %s\n",
+				prog, dev, strerror(errno));
 		die("add dax %s: %s", dev, why(err, SOM_SOURCE_DAX));
 	}
 }
 
-static void add_hugetlb(struct som_source_args *args, unsigned long long gib, int node)
+static void add_hugetlb(int som, struct som_source_args *args,
+			unsigned long long gib, int node)
 {
 	unsigned long mask[1024 / (8 * sizeof(unsigned long))] = { 0 };
 	int fd, err;
@@ -349,8 +365,11 @@ static void add_hugetlb(struct som_source_args *args, unsigned long long gib, in
 	if (fallocate(fd, 0, 0, gib * GIB))
 		die("hugetlb: cannot get %llu free 1 GiB pages%s: %s (see /sys/kernel/mm/hugepages/hugepages-1048576kB/free_hugepages)",
 		    gib, node >= 0 ? " on that node" : "", strerror(errno));
+	/* Only the pages were meant for that node, not what som allocates. */
+	if (node >= 0)
+		syscall(SYS_set_mempolicy, MPOL_DEFAULT, NULL, 0);
 	args->fd = fd;
-	err = do_ioctl_add(args);
+	err = do_ioctl_add(som, args);
 	close(fd);
 	if (err)
 		die("add hugetlb: %s", why(err, SOM_SOURCE_HUGETLB));
@@ -367,8 +386,9 @@ static void add(int argc, char **argv)
 	struct som_source_args args;
 	const char *kind, *what;
 	unsigned long long gib = 0;
-	int c, node = -1, err;
+	int c, node = -1, err, som;
 	char *end;
+	long v;
 
 	memset(&args, 0, sizeof(args));
 	args.fd = -1;
@@ -377,9 +397,11 @@ static void add(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
-			node = strtol(optarg, &end, 10);
-			if (*end || node < 0)
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || v < 0 || v >= 1024)
 				die("bad node '%s'", optarg);
+			node = v;
 			break;
 		case 'u':
 			args.flags |= SOM_SOURCE_UNMOVABLE;
@@ -399,10 +421,14 @@ static void add(int argc, char **argv)
 	kind = argv[optind];
 	what = argv[optind + 1];
 	if (strcmp(kind, "reserved") && strcmp(kind, "dax")) {
+		errno = 0;
 		gib = strtoull(what, &end, 10);
-		if (*end || !gib)
+		if (errno || !isdigit((unsigned char)*what) || *end || !gib ||
+		    gib > (1ULL << 33))
 			die("'%s': give a number of GiB", what);
 	}
+	/* Before anything changes: a missing module leaves nothing undone. */
+	som = open_som();
 
 	if (!strcmp(kind, "reserved")) {
 		char *at = strchr(what, '@');
@@ -414,25 +440,26 @@ static void add(int argc, char **argv)
 		if (!parse_size(what, &args.size) ||
 		    !parse_size(at + 1, &args.start))
 			die("expected SIZE@START, e.g. 2G@4G");
-		err = do_ioctl_add(&args);
+		err = do_ioctl_add(som, &args);
 		if (err)
 			die("add reserved: %s", why(err, args.kind));
 	} else if (!strcmp(kind, "hugetlb")) {
 		args.kind = SOM_SOURCE_HUGETLB;
-		add_hugetlb(&args, gib, node);
+		add_hugetlb(som, &args, gib, node);
 	} else if (!strcmp(kind, "buddy")) {
 		args.kind = SOM_SOURCE_BUDDY;
 		args.node = node;
 		args.size = gib * GIB;
-		err = do_ioctl_add(&args);
+		err = do_ioctl_add(som, &args);
 		if (err)
 			die("add buddy: %s", why(err, args.kind));
 	} else if (!strcmp(kind, "dax")) {
 		args.kind = SOM_SOURCE_DAX;
-		add_dax(&args, what);
+		add_dax(som, &args, what);
 	} else {
 		usage();
 	}
+	close(som);
 	printf("%s\n", args.name);
 }
 
