@@ -189,14 +189,15 @@ TEST_F(lib, threads_share_one_handle)
 }
 
 /*
- * A child has none of the memory: its handle starts empty, and it does
- * not keep the parent's files open, so the parent's som_free() gives the
- * memory back while the child still runs.
+ * A child has none of the memory: its handle starts empty, and it closes
+ * the parent's files as it starts (fork copies the descriptors; the child
+ * lets go of them in libsom's fork handler), so the parent's som_free()
+ * gives the memory back while the child still runs.
  */
 TEST_F(lib, fork_leaves_the_memory_to_the_parent)
 {
+	int to_child[2], to_parent[2];
 	struct som_usage u;
-	int to_child[2];
 	pid_t pid;
 	int status;
 	char c = 0;
@@ -204,14 +205,17 @@ TEST_F(lib, fork_leaves_the_memory_to_the_parent)
 
 	ASSERT_EQ(0, som_alloc(self->som, 64 * MiB, NULL, &p));
 	ASSERT_EQ(0, pipe(to_child));
+	ASSERT_EQ(0, pipe(to_parent));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
 		int bad = som_usage(self->som, &u) || u.allocations;
 
+		bad |= write(to_parent[1], &c, 1) != 1;
 		bad |= read(to_child[0], &c, 1) != 1;
 		_exit(bad);
 	}
+	ASSERT_EQ(1, read(to_parent[0], &c, 1));
 	EXPECT_EQ(0, som_free(self->som, p));
 	EXPECT_EQ(self->free_start, som_stat("free_bytes"));
 	EXPECT_EQ(1, write(to_child[1], &c, 1));
@@ -219,6 +223,8 @@ TEST_F(lib, fork_leaves_the_memory_to_the_parent)
 	EXPECT_EQ(0, status);
 	close(to_child[0]);
 	close(to_child[1]);
+	close(to_parent[0]);
+	close(to_parent[1]);
 }
 
 TEST_F(lib, close_gives_everything_back)
