@@ -77,6 +77,13 @@ static struct som_pool_set *som_pool_set(struct som_pool *pool, int nid,
 	return &pool->sets[nid * 2 + unmovable];
 }
 
+/* The set a chunk belongs to, from its node and kind. */
+static struct som_pool_set *som_chunk_set(struct som_pool *pool,
+					  const struct som_chunk *chunk)
+{
+	return som_pool_set(pool, chunk->nid, chunk->unmovable);
+}
+
 /* Blocks of @set that no claim holds yet. */
 static unsigned long som_set_spare(const struct som_pool_set *set)
 {
@@ -92,10 +99,10 @@ static bool som_chunk_take(struct som_pool *pool, struct som_chunk *chunk,
 	lockdep_assert_held(&pool->lock);
 	__clear_bit(i, chunk->free);
 	chunk->nr_free--;
-	chunk->set->nr_free--;
+	som_chunk_set(pool, chunk)->nr_free--;
 	if (dirty) {
 		chunk->nr_dirty--;
-		chunk->set->nr_dirty--;
+		som_chunk_set(pool, chunk)->nr_dirty--;
 	}
 	return dirty;
 }
@@ -374,7 +381,7 @@ unsigned long som_pool_alloc_chunk(struct som_pool *pool,
 		som_pool_wait_zeroing(pool);
 	}
 	bitmap_copy(dirty, pick->dirty, SOM_BLOCKS_PER_CHUNK);
-	pick->set->nr_reserved -= SOM_BLOCKS_PER_CHUNK;
+	som_chunk_set(pool, pick)->nr_reserved -= SOM_BLOCKS_PER_CHUNK;
 	claim->node_reserved[nid] -= SOM_BLOCKS_PER_CHUNK;
 	claim->nr_reserved -= SOM_BLOCKS_PER_CHUNK;
 	for (i = 0; i < SOM_BLOCKS_PER_CHUNK; i++)
@@ -414,8 +421,8 @@ void som_pool_free_block(struct som_pool *pool, unsigned long bfn)
 	__set_bit(i, chunk->dirty);
 	chunk->nr_free++;
 	chunk->nr_dirty++;
-	chunk->set->nr_free++;
-	chunk->set->nr_dirty++;
+	som_chunk_set(pool, chunk)->nr_free++;
+	som_chunk_set(pool, chunk)->nr_dirty++;
 	spin_unlock(&pool->lock);
 	queue_work(system_unbound_wq, &pool->zero_work);
 }
@@ -602,7 +609,7 @@ static void som_pool_zero_work(struct work_struct *work)
 		spin_lock(&pool->lock);
 		__clear_bit(i, chunk->dirty);
 		chunk->nr_dirty--;
-		chunk->set->nr_dirty--;
+		som_chunk_set(pool, chunk)->nr_dirty--;
 		WRITE_ONCE(pool->zeroing, SOM_NO_BLOCK);
 		spin_unlock(&pool->lock);
 		wake_up_all(&pool->zero_wait);
@@ -689,7 +696,6 @@ struct som_chunk *som_chunk_create(struct som_pool *pool, phys_addr_t phys,
 	chunk->nid = nid;
 	chunk->unmovable = unmovable;
 	chunk->owner = owner;
-	chunk->set = som_pool_set(pool, nid, unmovable);
 	chunk->vaddr = memremap(phys, SOM_CHUNK_SIZE, MEMREMAP_WB);
 	if (!chunk->vaddr) {
 		kfree(chunk);
@@ -740,13 +746,13 @@ int som_pool_insert(struct som_pool *pool, struct list_head *chunks)
 		}
 	}
 	list_for_each_entry(chunk, chunks, list) {
-		list_add_tail(&chunk->set_list, &chunk->set->chunks);
+		list_add_tail(&chunk->set_list, &som_chunk_set(pool, chunk)->chunks);
 		hash_add(pool->hash, &chunk->hash,
 			 chunk->phys >> SOM_CHUNK_SHIFT);
 		pool->nr_chunks++;
-		chunk->set->nr_chunks++;
-		chunk->set->nr_free += SOM_BLOCKS_PER_CHUNK;
-		chunk->set->nr_dirty += SOM_BLOCKS_PER_CHUNK;
+		som_chunk_set(pool, chunk)->nr_chunks++;
+		som_chunk_set(pool, chunk)->nr_free += SOM_BLOCKS_PER_CHUNK;
+		som_chunk_set(pool, chunk)->nr_dirty += SOM_BLOCKS_PER_CHUNK;
 	}
 	list_splice_tail_init(chunks, &pool->chunks);
 	spin_unlock(&pool->lock);
@@ -828,14 +834,14 @@ retry:
 	/* Count the chunks off their sets; undone if a set falls short. */
 	list_for_each_entry(chunk, &pool->chunks, list)
 		if (chunk->owner == owner)
-			chunk->set->nr_free -= SOM_BLOCKS_PER_CHUNK;
+			som_chunk_set(pool, chunk)->nr_free -= SOM_BLOCKS_PER_CHUNK;
 	for (i = 0; i < nr_node_ids * 2; i++)
 		if (pool->sets[i].nr_free < pool->sets[i].nr_reserved)
 			break;
 	if (i < nr_node_ids * 2) {
 		list_for_each_entry(chunk, &pool->chunks, list)
 			if (chunk->owner == owner)
-				chunk->set->nr_free += SOM_BLOCKS_PER_CHUNK;
+				som_chunk_set(pool, chunk)->nr_free += SOM_BLOCKS_PER_CHUNK;
 		spin_unlock(&pool->lock);
 		return -EBUSY;
 	}
@@ -846,8 +852,8 @@ retry:
 		list_del(&chunk->set_list);
 		list_move_tail(&chunk->list, &gone);
 		pool->nr_chunks--;
-		chunk->set->nr_chunks--;
-		chunk->set->nr_dirty -= chunk->nr_dirty;
+		som_chunk_set(pool, chunk)->nr_chunks--;
+		som_chunk_set(pool, chunk)->nr_dirty -= chunk->nr_dirty;
 	}
 	spin_unlock(&pool->lock);
 

@@ -30,8 +30,8 @@
  * @hash:	entry in som_pool.hash, keyed by chunk frame number
  * @list:	entry in som_pool.chunks (or, before som_pool_insert(), in
  *		the caller's list of chunks to insert)
- * @set_list:	entry in the chunks list of its struct som_pool_set
- * @set:	the set of its node and kind
+ * @set_list:	entry in the chunks list of the struct som_pool_set of its
+ *		node and kind
  * @owner:	the source that added it (opaque to the pool)
  * @phys:	physical address, 1 GiB aligned
  * @vaddr:	write-back memremap() of the whole chunk, kept for as long as
@@ -45,7 +45,7 @@
  * @dirty:	free blocks whose old contents have not been zeroed yet;
  *		always a subset of @free
  *
- * All fields but @phys, @vaddr, @nid, @unmovable, @set and @owner (fixed
+ * All fields but @phys, @vaddr, @nid, @unmovable and @owner (fixed
  * while the chunk is in the pool) are protected by som_pool.lock. This is
  * the pool's only per-chunk metadata: see som_pool_get_stats().
  */
@@ -53,7 +53,6 @@ struct som_chunk {
 	struct hlist_node hash;
 	struct list_head list;
 	struct list_head set_list;
-	struct som_pool_set *set;
 	const void *owner;
 	phys_addr_t phys;
 	void *vaddr;

@@ -139,6 +139,31 @@ struct som_source *som_source_alloc(const struct som_source_ops *ops,
 }
 
 /**
+ * som_source_alloc_range() - a source of one contiguous physical range
+ * @ops: its kind
+ * @start: physical start, 1 GiB aligned
+ * @size: length, a multiple of 1 GiB
+ * @unmovable: whether its chunks serve unmovable claims only
+ *
+ * Context: Process context, may sleep.
+ * Return: the source with every chunk filled in, or NULL if out of memory.
+ */
+struct som_source *som_source_alloc_range(const struct som_source_ops *ops,
+					  u64 start, u64 size, bool unmovable)
+{
+	struct som_source *src;
+	unsigned long i;
+
+	src = som_source_alloc(ops, size >> SOM_CHUNK_SHIFT, unmovable);
+	if (!src)
+		return NULL;
+	for (i = 0; i < src->nr_chunks; i++)
+		src->chunks[i] = start + ((u64)i << SOM_CHUNK_SHIFT);
+	src->struct_page = pfn_valid(PHYS_PFN(start));
+	return src;
+}
+
+/**
  * som_source_free() - free a source that never reached the pool
  * @src: the source; its kind's memory must already be given back
  */

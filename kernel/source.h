@@ -57,6 +57,8 @@ struct som_source {
 
 struct som_source *som_source_alloc(const struct som_source_ops *ops,
 				    unsigned long nr_chunks, bool unmovable);
+struct som_source *som_source_alloc_range(const struct som_source_ops *ops,
+					  u64 start, u64 size, bool unmovable);
 void som_source_free(struct som_source *src);
 int som_source_add(struct som_source *src, char *name);
 int som_source_remove(const char *name);

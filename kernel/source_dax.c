@@ -68,7 +68,6 @@ int som_dax_add(u64 start, u64 size, bool unmovable, char *name)
 {
 	struct som_source *src;
 	struct resource *res;
-	unsigned long i;
 
 	if (!*name || !size || !IS_ALIGNED(start, SOM_CHUNK_SIZE) ||
 	    !IS_ALIGNED(size, SOM_CHUNK_SIZE) || start + size < start) {
@@ -83,8 +82,7 @@ int som_dax_add(u64 start, u64 size, bool unmovable, char *name)
 				   SOM_SOURCE_NAME_LEN, name, size, start);
 		return -EINVAL;
 	}
-	src = som_source_alloc(&som_dax_ops, size >> SOM_CHUNK_SHIFT,
-			       unmovable);
+	src = som_source_alloc_range(&som_dax_ops, start, size, unmovable);
 	if (!src)
 		return -ENOMEM;
 	res = request_mem_region(start, size, "som");
@@ -95,8 +93,5 @@ int som_dax_add(u64 start, u64 size, bool unmovable, char *name)
 		return -EBUSY;
 	}
 	src->priv = res;
-	for (i = 0; i < src->nr_chunks; i++)
-		src->chunks[i] = start + ((u64)i << SOM_CHUNK_SHIFT);
-	src->struct_page = pfn_valid(PHYS_PFN(start));
 	return som_source_add(src, name);
 }

@@ -48,7 +48,6 @@ static const struct som_source_ops som_reserved_ops = {
 int som_reserved_add(u64 start, u64 size, bool unmovable, char *name)
 {
 	struct som_source *src;
-	unsigned long i;
 
 	if (!size || !IS_ALIGNED(start, SOM_CHUNK_SIZE) ||
 	    !IS_ALIGNED(size, SOM_CHUNK_SIZE) || start + size < start) {
@@ -68,13 +67,9 @@ int som_reserved_add(u64 start, u64 size, bool unmovable, char *name)
 		return -EINVAL;
 	}
 
-	src = som_source_alloc(&som_reserved_ops, size >> SOM_CHUNK_SHIFT,
-			       unmovable);
+	src = som_source_alloc_range(&som_reserved_ops, start, size, unmovable);
 	if (!src)
 		return -ENOMEM;
-	for (i = 0; i < src->nr_chunks; i++)
-		src->chunks[i] = start + ((u64)i << SOM_CHUNK_SHIFT);
-	src->struct_page = pfn_valid(PHYS_PFN(start));
 	if (!*name)
 		snprintf(name, SOM_SOURCE_NAME_LEN, "reserved@%#llx", start);
 	return som_source_add(src, name);

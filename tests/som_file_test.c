@@ -22,11 +22,7 @@ FIXTURE(somfile) {
 
 FIXTURE_SETUP(somfile)
 {
-	self->dev = -1;
-	if (access(SOM_DEV, F_OK))
-		SKIP(return, "som.ko is not loaded");
-	self->dev = open(SOM_DEV, O_RDWR);
-	ASSERT_LE(0, self->dev);
+	SOM_OPEN_DEV(self->dev);
 	self->free_start = som_stat("free_bytes");
 	ASSERT_LE(2 * (long long)GiB, self->free_start)
 		TH_LOG("these tests need a pool of at least 2 GiB");

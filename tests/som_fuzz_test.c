@@ -82,11 +82,7 @@ FIXTURE(fuzz) {
 
 FIXTURE_SETUP(fuzz)
 {
-	self->dev = -1;
-	if (access(SOM_DEV, F_OK))
-		SKIP(return, "som.ko is not loaded");
-	self->dev = open(SOM_DEV, O_RDWR);
-	ASSERT_LE(0, self->dev);
+	SOM_OPEN_DEV(self->dev);
 	self->total = som_stat("total_bytes");
 	ASSERT_EQ(self->total, som_stat("free_bytes"));
 	self->guard = mmap(NULL, 8192, PROT_READ | PROT_WRITE,

@@ -150,11 +150,7 @@ FIXTURE(source) {
 
 FIXTURE_SETUP(source)
 {
-	self->dev = -1;
-	if (access(SOM_DEV, F_OK))
-		SKIP(return, "som.ko is not loaded");
-	self->dev = open(SOM_DEV, O_RDWR);
-	ASSERT_LE(0, self->dev);
+	SOM_OPEN_DEV(self->dev);
 	self->total = som_stat("total_bytes");
 	self->free = som_stat("free_bytes");
 	self->sources = nr_sources();

@@ -45,11 +45,7 @@ FIXTURE(stress) {
 
 FIXTURE_SETUP(stress)
 {
-	self->dev = -1;
-	if (access(SOM_DEV, F_OK))
-		SKIP(return, "som.ko is not loaded");
-	self->dev = open(SOM_DEV, O_RDWR);
-	ASSERT_LE(0, self->dev);
+	SOM_OPEN_DEV(self->dev);
 	self->total = som_stat("total_bytes");
 	ASSERT_LE(2 * (long long)GiB, self->total);
 	ASSERT_EQ(self->total, som_stat("free_bytes"));

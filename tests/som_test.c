@@ -21,11 +21,7 @@ FIXTURE(som) {
 
 FIXTURE_SETUP(som)
 {
-	self->fd = -1;
-	if (access(SOM_DEV, F_OK))
-		SKIP(return, "som.ko is not loaded");
-	self->fd = open(SOM_DEV, O_RDWR);
-	ASSERT_LE(0, self->fd);
+	SOM_OPEN_DEV(self->fd);
 	self->free_start = som_stat("free_bytes");
 	ASSERT_LE(2 * (long long)GiB, self->free_start)
 		TH_LOG("these tests need a pool of at least 2 GiB");

@@ -28,6 +28,19 @@
 #define MiB		(1UL << 20)
 #define GiB		(1UL << 30)
 
+/*
+ * The start of a fixture's setup: skip the test when som.ko is not
+ * loaded, else open /dev/som into @fd (-1 when skipped, for the
+ * teardown). For files that use the kselftest harness.
+ */
+#define SOM_OPEN_DEV(fd) do {						\
+	(fd) = -1;							\
+	if (access(SOM_DEV, F_OK))					\
+		SKIP(return, "som.ko is not loaded");			\
+	(fd) = open(SOM_DEV, O_RDWR);					\
+	ASSERT_LE(0, (fd));						\
+} while (0)
+
 /* The number a file holds (sysfs, procfs), or -1 if it cannot be read. */
 static inline long long som_read_ll(const char *path)
 {
