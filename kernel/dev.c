@@ -46,8 +46,7 @@ static long som_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	switch (cmd) {
 	case SOM_IOC_MAPPING:
-		return som_ioctl_mapping(file->private_data,
-					 (void __user *)arg);
+		return som_ioctl_mapping((void __user *)arg);
 	case SOM_IOC_FILE:
 		return som_file_create((void __user *)arg);
 	case SOM_IOC_POLICY:
@@ -57,6 +56,8 @@ static long som_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return som_ioctl_source_add((void __user *)arg);
 	case SOM_IOC_SOURCE_REMOVE:
 		return som_ioctl_source_remove((void __user *)arg);
+	case SOM_IOC_PROC_USAGE:
+		return som_ioctl_proc_usage((void __user *)arg);
 	default:
 		return -ENOTTY;
 	}

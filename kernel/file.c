@@ -140,8 +140,7 @@ static long som_file_ioctl(struct file *file, unsigned int cmd,
 {
 	switch (cmd) {
 	case SOM_IOC_MAPPING:
-		return som_ioctl_mapping(file->private_data,
-					 (void __user *)arg);
+		return som_ioctl_mapping((void __user *)arg);
 	case SOM_IOC_POLICY:
 		return som_ioctl_policy(file->private_data,
 					(void __user *)arg);

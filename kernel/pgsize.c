@@ -16,6 +16,46 @@
 #include "region.h"
 #include "som.h"
 
+/*
+ * The entry that maps @addr: its size (PUD_SIZE, PMD_SIZE or PAGE_SIZE),
+ * or 0 if there is none; *@span is the size of that entry, or of the
+ * empty table range around @addr that holds no entry at all.
+ */
+static unsigned long som_walk(struct mm_struct *mm, unsigned long addr,
+			      unsigned long *span)
+{
+	pgd_t *pgdp = pgd_offset(mm, addr);
+	p4d_t *p4dp, p4d;
+	pud_t *pudp, pud;
+	pmd_t *pmdp, pmd;
+
+	*span = PGDIR_SIZE;
+	if (pgd_none(*pgdp) || unlikely(pgd_bad(*pgdp)))
+		return 0;
+	*span = P4D_SIZE;
+	p4dp = p4d_offset(pgdp, addr);
+	p4d = p4dp_get(p4dp);
+	if (p4d_none(p4d) || unlikely(p4d_bad(p4d)))
+		return 0;
+	*span = PUD_SIZE;
+	pudp = pud_offset(p4dp, addr);
+	pud = pudp_get(pudp);
+	if (!pud_present(pud))
+		return 0;
+	if (pud_leaf(pud))
+		return PUD_SIZE;
+	*span = PMD_SIZE;
+	pmdp = pmd_offset(pudp, addr);
+	pmd = pmdp_get_lockless(pmdp);
+	if (!pmd_present(pmd))
+		return 0;
+	if (pmd_leaf(pmd))
+		return PMD_SIZE;
+	*span = PAGE_SIZE;
+	return pte_present(ptep_get(pte_offset_kernel(&pmd, addr))) ?
+	       PAGE_SIZE : 0;
+}
+
 /**
  * som_mapped_size() - size of the entry that maps @addr
  * @mm: the address space
@@ -30,47 +70,61 @@
  */
 unsigned long som_mapped_size(struct mm_struct *mm, unsigned long addr)
 {
-	pgd_t *pgdp = pgd_offset(mm, addr);
-	p4d_t *p4dp, p4d;
-	pud_t *pudp, pud;
-	pmd_t *pmdp, pmd;
+	unsigned long span;
 
 	mmap_assert_locked(mm);
-	if (pgd_none(*pgdp) || unlikely(pgd_bad(*pgdp)))
-		return 0;
-	p4dp = p4d_offset(pgdp, addr);
-	p4d = p4dp_get(p4dp);
-	if (p4d_none(p4d) || unlikely(p4d_bad(p4d)))
-		return 0;
-	pudp = pud_offset(p4dp, addr);
-	pud = pudp_get(pudp);
-	if (!pud_present(pud))
-		return 0;
-	if (pud_leaf(pud))
-		return PUD_SIZE;
-	pmdp = pmd_offset(pudp, addr);
-	pmd = pmdp_get_lockless(pmdp);
-	if (!pmd_present(pmd))
-		return 0;
-	if (pmd_leaf(pmd))
-		return PMD_SIZE;
-	return pte_present(ptep_get(pte_offset_kernel(&pmd, addr))) ?
-	       PAGE_SIZE : 0;
+	return som_walk(mm, addr, &span);
+}
+
+/**
+ * som_count_entries() - the entries that map a som VMA now, by size
+ * @vma: a som VMA
+ * @entries: incremented: [0] 4 KiB, [1] 2 MiB, [2] 1 GiB entries
+ *
+ * Skips empty table ranges whole, so an untouched mapping costs one step
+ * per 1 GiB (or more).
+ *
+ * Context: Caller holds the mmap_lock of @vma's mm. May sleep.
+ * Return: 0, or -EINTR if a fatal signal is pending.
+ */
+int som_count_entries(struct vm_area_struct *vma, u64 entries[3])
+{
+	unsigned long addr = vma->vm_start, size, span;
+
+	mmap_assert_locked(vma->vm_mm);
+	while (addr < vma->vm_end) {
+		if (fatal_signal_pending(current))
+			return -EINTR;
+		size = som_walk(vma->vm_mm, addr, &span);
+		if (size == PUD_SIZE)
+			entries[2]++;
+		else if (size == PMD_SIZE)
+			entries[1]++;
+		else if (size)
+			entries[0]++;
+		addr = ALIGN_DOWN(addr, span) + span;
+		cond_resched();
+	}
+	return 0;
 }
 
 /**
  * som_ioctl_mapping() - SOM_IOC_MAPPING on /dev/som or a som file
- * @region: the region of the file the ioctl was issued on
  * @uarg: the caller's struct som_mapping
  *
+ * Reports on any som mapping of the caller, whichever som descriptor the
+ * ioctl was issued on: a process may learn about its own memory, and a
+ * program that closed a som file after mapping it (as somrun does) has no
+ * other descriptor to ask through.
+ *
  * Context: Process context; takes current's mmap_lock for read, then the
- * region lock.
+ * region lock of the mapping's region.
  * Return: 0, -EFAULT for a bad pointer, -EINVAL for bad flags or reserved
- * fields or an address that no VMA of @region in current maps, -EINTR.
+ * fields or an address that no som VMA of current maps, -EINTR.
  */
-long som_ioctl_mapping(struct som_region *region,
-		       struct som_mapping __user *uarg)
+long som_ioctl_mapping(struct som_mapping __user *uarg)
 {
+	struct som_region *region;
 	struct mm_struct *mm = current->mm;
 	struct vm_area_struct *vma;
 	struct som_mapping arg;
@@ -85,10 +139,11 @@ long som_ioctl_mapping(struct som_region *region,
 	if (mmap_read_lock_killable(mm))
 		return -EINTR;
 	vma = vma_lookup(mm, arg.addr);
-	if (!vma || vma->vm_ops != &som_vm_ops ||
-	    vma->vm_private_data != region) {
+	if (!vma || vma->vm_ops != &som_vm_ops) {
 		err = -EINVAL;
 	} else {
+		/* The VMA's reference on its file keeps the region. */
+		region = vma->vm_private_data;
 		arg.page_size = som_mapped_size(mm, arg.addr);
 		pgoff = linear_page_index(vma, arg.addr);
 		arg.offset = ((u64)pgoff << PAGE_SHIFT) +

@@ -29,6 +29,7 @@ struct som_region;
 struct som_mapping;
 struct som_file_args;
 struct som_policy;
+struct som_proc_usage;
 struct som_source_args;
 struct som_source_name;
 
@@ -42,8 +43,11 @@ unsigned long som_get_unmapped_area(struct file *file, unsigned long addr,
 
 /* pgsize.c */
 unsigned long som_mapped_size(struct mm_struct *mm, unsigned long addr);
-long som_ioctl_mapping(struct som_region *region,
-		       struct som_mapping __user *uarg);
+int som_count_entries(struct vm_area_struct *vma, u64 entries[3]);
+long som_ioctl_mapping(struct som_mapping __user *uarg);
+
+/* usage.c */
+long som_ioctl_proc_usage(struct som_proc_usage __user *uarg);
 
 /* policy.c */
 long som_ioctl_policy(struct som_region *region,

@@ -27,8 +27,9 @@
 
 /**
  * struct som_mapping - which page-table entry maps an address
- * @addr:	in: a virtual address inside one of the caller's mappings of
- *		this region (not necessarily page aligned)
+ * @addr:	in: a virtual address inside any som mapping of the caller
+ *		(not necessarily page aligned, not necessarily of the region
+ *		the ioctl is issued on)
  * @flags:	in: must be 0
  * @__pad:	must be 0
  * @__reserved:	must be 0
@@ -60,9 +61,10 @@ struct som_mapping {
 #define SOM_MAPPING_UNMOVABLE	(1U << 0)
 
 /*
- * SOM_IOC_MAPPING: fill in @page_size and @offset of struct som_mapping.
+ * SOM_IOC_MAPPING, on /dev/som or any som file: fill in the out fields of
+ * struct som_mapping. @offset is the offset in the region mapped at @addr.
  * Errors: EFAULT (bad argument pointer), EINVAL (flags or reserved fields
- * set, or @addr not in a mapping of this region in the caller's process).
+ * set, or @addr not in a som mapping of the caller's process).
  */
 #define SOM_IOC_MAPPING		_IOWR(SOM_IOCTL_BASE, 0x00, struct som_mapping)
 
@@ -206,5 +208,39 @@ struct som_source_name {
  * not cover what mappings have reserved there).
  */
 #define SOM_IOC_SOURCE_REMOVE	_IOW(SOM_IOCTL_BASE, 0x04, struct som_source_name)
+
+/**
+ * struct som_proc_usage - a process's som memory
+ * @pid:	in: the process (thread group id), or 0 for the caller
+ * @flags:	in: must be 0
+ * @__reserved:	must be 0
+ * @mappings:	out: its som mappings (VMAs)
+ * @mapped_bytes: out: their total size
+ * @entries_1g:	out: 1 GiB page-table entries that map som memory in it now
+ * @entries_2m:	out: 2 MiB entries
+ * @entries_4k:	out: 4 KiB entries
+ *
+ * smaps and numa_maps do not walk PFN-mapped VMAs: this is the
+ * per-process view, as numastat -p has it for ordinary memory.
+ */
+struct som_proc_usage {
+	__s32 pid;
+	__u32 flags;
+	__u64 __reserved[2];
+	__u64 mappings;
+	__u64 mapped_bytes;
+	__u64 entries_1g;
+	__u64 entries_2m;
+	__u64 entries_4k;
+};
+
+/*
+ * SOM_IOC_PROC_USAGE, on /dev/som: fill in the out fields for @pid. Any
+ * process may ask about itself; asking about another one needs
+ * CAP_SYS_PTRACE. Errors: EFAULT, EINVAL (flags or reserved fields set,
+ * negative @pid), ESRCH (no such process, or it has no memory: a kernel
+ * thread or a zombie), EPERM, EINTR.
+ */
+#define SOM_IOC_PROC_USAGE	_IOWR(SOM_IOCTL_BASE, 0x05, struct som_proc_usage)
 
 #endif /* _UAPI_LINUX_SOM_H */
