@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * somrun: run a program with its large anonymous memory on som, through
+ * the libsomrun.so preload. The options become SOMRUN_* variables that
+ * the shim reads (see somrun(1)); this program checks that /dev/som can be
+ * used, finds the shim, and execs the program.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef SOMRUN_LIBDIR
+#define SOMRUN_LIBDIR "/usr/local/lib/som"
+#endif
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: somrun [options] [--] program [args...]\n"
+		"  -t, --threshold=SIZE   smallest mapping put on som (default 2M)\n"
+		"  -f, --fail             fail allocations the pool cannot hold,\n"
+		"                         instead of using ordinary memory\n"
+		"      --fork=copy|zero   what a forked child gets of som memory\n"
+		"      --malloc=auto|on|off  answer large malloc()s (auto: unless\n"
+		"                         the allocator is jemalloc)\n"
+		"  -p, --policy=POLICY    local, preferred:N, bind:NODES,\n"
+		"                         interleave:NODES (e.g. interleave:0-1)\n"
+		"  -s, --summary[=FILE]   one line per process at exit (stderr)\n"
+		"  -h, --help\n");
+}
+
+static void die(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "somrun: ");
+	fprintf(stderr, fmt, arg);
+	fputc('\n', stderr);
+	exit(127);
+}
+
+/* The shim: $SOMRUN_LIB, next to this program, ../lib/som, LIBDIR. */
+static const char *find_shim(void)
+{
+	static char path[PATH_MAX];
+	static const char *const rel[] = {
+		"/libsomrun.so", "/../lib/som/libsomrun.so",
+	};
+	const char *env = getenv("SOMRUN_LIB");
+	char self[PATH_MAX - 32];
+	ssize_t n;
+	size_t i;
+
+	if (env && *env)
+		return env;
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0) {
+		self[n] = 0;
+		*strrchr(self, '/') = 0;
+		for (i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+			if (snprintf(path, sizeof(path), "%s%s", self,
+				     rel[i]) >= (int)sizeof(path))
+				continue;
+			if (!access(path, R_OK))
+				return path;
+		}
+	}
+	snprintf(path, sizeof(path), "%s/libsomrun.so", SOMRUN_LIBDIR);
+	if (access(path, R_OK))
+		die("cannot find libsomrun.so (set SOMRUN_LIB)", NULL);
+	return path;
+}
+
+static void check_dev(void)
+{
+	int fd = open("/dev/som", O_RDWR | O_CLOEXEC);
+
+	if (fd >= 0) {
+		close(fd);
+		return;
+	}
+	if (errno == ENOENT || errno == ENODEV || errno == ENXIO)
+		die("/dev/som: %s (is the som module loaded? modprobe som)",
+		    strerror(errno));
+	if (errno == EACCES || errno == EPERM)
+		die("/dev/som: %s (the som group may use it; see somrun(1))",
+		    strerror(errno));
+	die("/dev/som: %s", strerror(errno));
+}
+
+static void set(const char *name, const char *value)
+{
+	if (setenv(name, value, 1))
+		die("setenv: %s", strerror(errno));
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "threshold", required_argument, NULL, 't' },
+		{ "fail", no_argument, NULL, 'f' },
+		{ "fork", required_argument, NULL, 'F' },
+		{ "malloc", required_argument, NULL, 'm' },
+		{ "policy", required_argument, NULL, 'p' },
+		{ "summary", optional_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *shim, *old;
+	char *preload;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "+t:fp:s::h", opts, NULL)) != -1) {
+		switch (c) {
+		case 't':
+			set("SOMRUN_THRESHOLD", optarg);
+			break;
+		case 'f':
+			set("SOMRUN_ON_EMPTY", "fail");
+			break;
+		case 'F':
+			if (strcmp(optarg, "copy") && strcmp(optarg, "zero"))
+				die("--fork=%s: copy or zero", optarg);
+			set("SOMRUN_FORK", optarg);
+			break;
+		case 'm':
+			if (!strcmp(optarg, "auto"))
+				unsetenv("SOMRUN_MALLOC");
+			else if (!strcmp(optarg, "on") || !strcmp(optarg, "off"))
+				set("SOMRUN_MALLOC", optarg);
+			else
+				die("--malloc=%s: auto, on or off", optarg);
+			break;
+		case 'p':
+			set("SOMRUN_POLICY", optarg);
+			break;
+		case 's':
+			set("SOMRUN_SUMMARY", optarg ? optarg : "1");
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 127;
+		}
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return 127;
+	}
+	check_dev();
+	shim = find_shim();
+	old = getenv("LD_PRELOAD");
+	if (old && *old) {
+		if (asprintf(&preload, "%s:%s", shim, old) < 0)
+			die("%s", strerror(ENOMEM));
+	} else {
+		preload = (char *)shim;
+	}
+	set("LD_PRELOAD", preload);
+	execvp(argv[optind], argv + optind);
+	die("%s", strerror(errno));
+	return 127;
+}

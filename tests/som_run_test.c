@@ -1,0 +1,662 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * somrun(1) and its preload, from inside a program it runs: large
+ * anonymous mappings and malloc()s land on som, the memory calls behave
+ * as they do on anonymous memory, fork() gives the child a copy, the pool
+ * gets every byte back, and the options do what they say. Also under
+ * jemalloc and tcmalloc (Debian's), where their own mmap() calls are what
+ * the shim sees.
+ *
+ * Dynamically linked (a preload needs the dynamic loader). The binary
+ * re-executes itself under /som/bin/somrun (or $SOMRUN) when it does not
+ * run under it already; "helper" runs one scenario for a test that needs
+ * its own somrun options.
+ */
+#define _GNU_SOURCE
+#include <malloc.h>
+#include <pthread.h>
+#include <sys/stat.h>
+
+#include "kselftest_harness.h"
+#include "som_util.h"
+
+#define JEMALLOC	"/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
+#define TCMALLOC	"/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4"
+
+static const char *self_exe;
+
+static const char *somrun_path(void)
+{
+	const char *p = getenv("SOMRUN");
+
+	return p && *p ? p : "/som/bin/somrun";
+}
+
+/* Is @p som memory? SOM_IOC_MAPPING answers for any som mapping. */
+static int on_som(const void *p, struct som_mapping *out)
+{
+	struct som_mapping m;
+	int fd = open(SOM_DEV, O_RDWR), rc;
+
+	if (fd < 0)
+		return 0;
+	memset(&m, 0, sizeof(m));
+	m.addr = (uintptr_t)p;
+	rc = ioctl(fd, SOM_IOC_MAPPING, &m);
+	close(fd);
+	if (!rc && out)
+		*out = m;
+	return !rc;
+}
+
+static long long pool_used(void)
+{
+	return som_stat("total_bytes") - som_stat("free_bytes") -
+	       som_stat("reserved_bytes");
+}
+
+static void *map_anon(size_t len)
+{
+	return mmap(NULL, len, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+}
+
+/* Run a command line with sh, return its exit status; output in @out. */
+static int run(const char *cmd, char *out, size_t size)
+{
+	FILE *f = popen(cmd, "r");
+	size_t n = 0;
+	int st;
+
+	if (!f)
+		return -1;
+	if (out) {
+		n = fread(out, 1, size - 1, f);
+		out[n] = 0;
+	} else {
+		char buf[4096];
+
+		while (fread(buf, 1, sizeof(buf), f) > 0)
+			;
+	}
+	st = pclose(f);
+	if (out && n)
+		fprintf(stderr, "# %s", out);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+FIXTURE(somrun) {
+	int dev;
+	long long free_start;
+};
+
+FIXTURE_SETUP(somrun)
+{
+	SOM_OPEN_DEV(self->dev);
+	if (!getenv("LD_PRELOAD") || !strstr(getenv("LD_PRELOAD"), "libsomrun"))
+		SKIP(return, "not running under somrun");
+	self->free_start = som_stat("free_bytes");
+}
+
+FIXTURE_TEARDOWN(somrun)
+{
+	if (self->dev < 0)
+		return;
+	EXPECT_EQ(self->free_start, som_stat("free_bytes"));
+	EXPECT_EQ(0, som_stat("reserved_bytes"));
+	close(self->dev);
+}
+
+TEST_F(somrun, large_anonymous_mappings_are_som_small_ones_are_not)
+{
+	struct som_mapping m;
+	char *p = map_anon(4 * MiB), *q = map_anon(1 * MiB), *r, *s;
+
+	ASSERT_NE(MAP_FAILED, p);
+	ASSERT_NE(MAP_FAILED, q);
+	memset(p, 0x5a, 4 * MiB);
+	EXPECT_TRUE(on_som(p + 3 * MiB, &m));
+	EXPECT_EQ(2 * MiB, m.page_size);
+	EXPECT_EQ(4 * MiB, som_stat("total_bytes") - som_stat("free_bytes"));
+	EXPECT_FALSE(on_som(q, NULL));
+
+	/* Reservations, stacks and shared memory stay ordinary. */
+	r = mmap(NULL, 4 * MiB, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	s = mmap(NULL, 4 * MiB, PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, r);
+	ASSERT_NE(MAP_FAILED, s);
+	EXPECT_FALSE(on_som(r, NULL));
+	s[0] = 1;
+	EXPECT_FALSE(on_som(s, NULL));
+	EXPECT_EQ(0, munmap(r, 4 * MiB));
+	EXPECT_EQ(0, munmap(s, 4 * MiB));
+
+	EXPECT_EQ(0x5a, p[4 * MiB - 1]);
+	EXPECT_EQ(0, munmap(p, 4 * MiB));
+	EXPECT_EQ(0, munmap(q, 1 * MiB));
+}
+
+TEST_F(somrun, one_gib_mapping_gets_one_entry)
+{
+	struct som_mapping m;
+	long long pud = som_stat("faults_pud");
+	char *p = map_anon(GiB);
+
+	ASSERT_NE(MAP_FAILED, p);
+	ASSERT_EQ(0, (uintptr_t)p % GiB);
+	memset(p, 1, GiB);
+	ASSERT_TRUE(on_som(p + GiB / 2, &m));
+	if (som_cpu_has_gbpages()) {
+		EXPECT_EQ(GiB, m.page_size);
+		EXPECT_EQ(1, som_stat("faults_pud") - pud);
+	}
+	EXPECT_EQ((long long)GiB, pool_used());
+	EXPECT_EQ(0, munmap(p, GiB));
+	EXPECT_EQ(0, pool_used());
+}
+
+TEST_F(somrun, munmap_of_a_piece_frees_its_memory)
+{
+	char *p = map_anon(8 * MiB);
+	size_t i;
+
+	ASSERT_NE(MAP_FAILED, p);
+	ASSERT_EQ(0, (uintptr_t)p % (2 * MiB));
+	for (i = 0; i < 8 * MiB; i += 4096)
+		p[i] = (char)(i >> 12);
+	EXPECT_EQ((long long)(8 * MiB), pool_used());
+	/* The middle block goes back now, not when the rest goes. */
+	ASSERT_EQ(0, munmap(p + 2 * MiB, 2 * MiB));
+	EXPECT_EQ((long long)(6 * MiB), pool_used());
+	for (i = 0; i < 8 * MiB; i += 4096) {
+		if (i >= 2 * MiB && i < 4 * MiB)
+			continue;
+		if (p[i] != (char)(i >> 12))
+			break;
+	}
+	EXPECT_EQ(8 * MiB, i);
+	/* The head and then the tail; the file goes with its last piece. */
+	ASSERT_EQ(0, munmap(p, 2 * MiB));
+	EXPECT_EQ((long long)(4 * MiB), pool_used());
+	ASSERT_EQ(0, munmap(p + 4 * MiB, 4 * MiB));
+	EXPECT_EQ(0, pool_used());
+}
+
+TEST_F(somrun, dontneed_and_free_read_back_zeros)
+{
+	char *p = map_anon(6 * MiB);
+	size_t i;
+
+	ASSERT_NE(MAP_FAILED, p);
+	memset(p, 0xab, 6 * MiB);
+	ASSERT_EQ(0, madvise(p + 4096, 8192, MADV_DONTNEED));
+	ASSERT_EQ(0, madvise(p + 2 * MiB, 2 * MiB, MADV_FREE));
+	EXPECT_EQ((long long)(4 * MiB), pool_used());
+	for (i = 0; i < 6 * MiB; i += 512) {
+		char want = (i >= 4096 && i < 3 * 4096) ||
+			    (i >= 2 * MiB && i < 4 * MiB) ? 0 : (char)0xab;
+
+		if (p[i] != want)
+			break;
+	}
+	EXPECT_EQ(6 * MiB, i);
+	/* Hints succeed; a range with som and ordinary parts works too. */
+	EXPECT_EQ(0, madvise(p, 6 * MiB, MADV_HUGEPAGE));
+	EXPECT_EQ(0, madvise(p, 6 * MiB, MADV_WILLNEED));
+	EXPECT_EQ(-1, madvise(p, 6 * MiB, 12345));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(0, munmap(p, 6 * MiB));
+}
+
+TEST_F(somrun, mprotect_protects_and_keeps_data)
+{
+	char *p = map_anon(4 * MiB);
+
+	ASSERT_NE(MAP_FAILED, p);
+	memset(p, 7, 4 * MiB);
+	ASSERT_EQ(0, mprotect(p + 2 * MiB, 2 * MiB, PROT_READ));
+	EXPECT_EQ(SIGSEGV, som_probe(p + 3 * MiB, 1));
+	EXPECT_EQ(0, som_probe(p + 3 * MiB, 0));
+	EXPECT_EQ(0, som_probe(p + 1 * MiB, 1));
+	ASSERT_EQ(0, mprotect(p, 4 * MiB, PROT_NONE));
+	EXPECT_EQ(SIGSEGV, som_probe(p, 0));
+	ASSERT_EQ(0, mprotect(p, 4 * MiB, PROT_READ | PROT_WRITE));
+	EXPECT_EQ(7, p[3 * MiB]);
+	EXPECT_EQ(1, p[1 * MiB]);
+	EXPECT_EQ(0, munmap(p, 4 * MiB));
+}
+
+TEST_F(somrun, mremap_grows_shrinks_and_moves)
+{
+	char *p = map_anon(4 * MiB), *q, *r, *t;
+	size_t i;
+
+	ASSERT_NE(MAP_FAILED, p);
+	for (i = 0; i < 4 * MiB; i += 8)
+		*(uint64_t *)(p + i) = som_pattern(1, i);
+	/* Growing in place is impossible for som; moving works. */
+	EXPECT_EQ(MAP_FAILED, mremap(p, 4 * MiB, 8 * MiB, 0));
+	EXPECT_EQ(ENOMEM, errno);
+	q = mremap(p, 4 * MiB, 8 * MiB, MREMAP_MAYMOVE);
+	ASSERT_NE(MAP_FAILED, q);
+	EXPECT_TRUE(on_som(q + 7 * MiB, NULL));
+	EXPECT_EQ(-1, som_check(q, 0, 4 * MiB, 8, 1));
+	/* Copied, not more: reading the new part allocates it (som). */
+	EXPECT_EQ((long long)(4 * MiB), pool_used());
+	EXPECT_EQ(-1, som_check_zero(q + 4 * MiB, 4 * MiB, 4096));
+	EXPECT_EQ((long long)(8 * MiB), pool_used());
+
+	/* Shrinking gives the tail's memory back. */
+	r = mremap(q, 8 * MiB, 2 * MiB, 0);
+	ASSERT_EQ(q, r);
+	EXPECT_EQ((long long)(2 * MiB), pool_used());
+
+	/* Moving to a fixed place keeps the data and the som mapping. */
+	t = mmap(NULL, 4 * MiB, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, t);
+	r = mremap(q, 2 * MiB, 2 * MiB, MREMAP_MAYMOVE | MREMAP_FIXED,
+		   t + 2 * MiB);
+	ASSERT_EQ(t + 2 * MiB, r);
+	EXPECT_TRUE(on_som(r, NULL));
+	EXPECT_EQ(-1, som_check(r, 0, 2 * MiB, 8, 1));
+	EXPECT_EQ(0, munmap(t, 4 * MiB));
+	EXPECT_EQ(0, pool_used());
+}
+
+TEST_F(somrun, map_fixed_over_som_frees_it)
+{
+	char *p = map_anon(6 * MiB), *q;
+
+	ASSERT_NE(MAP_FAILED, p);
+	memset(p, 3, 6 * MiB);
+	/* An ordinary mapping (read-only) over the first block. */
+	q = mmap(p, 2 * MiB, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+		 -1, 0);
+	ASSERT_EQ(p, q);
+	EXPECT_FALSE(on_som(p, NULL));
+	EXPECT_EQ(0, p[0]);
+	EXPECT_EQ((long long)(4 * MiB), pool_used());
+	/* A new som mapping over the second: zeros, its own memory. */
+	q = mmap(p + 2 * MiB, 2 * MiB, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	ASSERT_EQ(p + 2 * MiB, q);
+	EXPECT_TRUE(on_som(q, NULL));
+	EXPECT_EQ(2 * MiB, pool_used());
+	EXPECT_EQ(0, q[0]);
+	EXPECT_EQ(3, p[5 * MiB]);
+	EXPECT_EQ((long long)(4 * MiB), pool_used());
+	EXPECT_EQ(0, munmap(p, 6 * MiB));
+}
+
+TEST_F(somrun, fork_gives_the_child_a_copy)
+{
+	char *p = map_anon(8 * MiB), *w = map_anon(2 * MiB);
+	int status;
+	pid_t pid;
+
+	ASSERT_NE(MAP_FAILED, p);
+	ASSERT_NE(MAP_FAILED, w);
+	som_fill(p, 0, 4 * MiB, 8, 2);		/* the rest is never touched */
+	memset(w, 9, 2 * MiB);
+	ASSERT_EQ(0, madvise(w, 2 * MiB, MADV_WIPEONFORK));
+	ASSERT_EQ(0, mprotect(p + 6 * MiB, 2 * MiB, PROT_READ));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		int bad = 0;
+
+		bad |= som_check(p, 0, 4 * MiB, 8, 2) != -1;
+		bad |= som_check_zero(p + 4 * MiB, 4 * MiB, 4096) != -1;
+		bad |= som_check_zero(w, 2 * MiB, 4096) != -1;
+		bad |= on_som(p, NULL);			/* ordinary memory */
+		bad |= som_probe(p + 7 * MiB, 1) != SIGSEGV;
+		memset(p, 0, 4 * MiB);			/* the parent's stays */
+		_exit(bad);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(-1, som_check(p, 0, 4 * MiB, 8, 2));
+	EXPECT_EQ(9, w[0]);
+	/* The untouched blocks were not allocated by the copy. */
+	EXPECT_EQ((long long)(6 * MiB), pool_used());
+	EXPECT_EQ(0, munmap(p, 8 * MiB));
+	EXPECT_EQ(0, munmap(w, 2 * MiB));
+}
+
+TEST_F(somrun, large_malloc_is_som)
+{
+	char *p = malloc(8 * MiB), *q, *small = malloc(1000);
+	size_t i;
+
+	ASSERT_NE(NULL, p);
+	ASSERT_NE(NULL, small);
+	if (!on_som(p, NULL))
+		SKIP(goto out, "the program's allocator is not glibc's");
+	EXPECT_GE(malloc_usable_size(p), 8 * MiB);
+	EXPECT_FALSE(on_som(small, NULL));
+	for (i = 0; i < 8 * MiB; i += 8)
+		*(uint64_t *)(p + i) = som_pattern(3, i);
+	q = realloc(p, 20 * MiB);
+	ASSERT_NE(NULL, q);
+	EXPECT_TRUE(on_som(q + 19 * MiB, NULL));
+	EXPECT_EQ(-1, som_check(q, 0, 8 * MiB, 8, 3));
+	p = realloc(q, 3 * MiB);	/* shrinks in place */
+	EXPECT_EQ(q, p);
+	EXPECT_EQ((long long)(4 * MiB), pool_used());
+	q = realloc(p, 4000);		/* back to the allocator */
+	ASSERT_NE(NULL, q);
+	EXPECT_FALSE(on_som(q, NULL));
+	EXPECT_EQ(-1, som_check(q, 0, 4000, 8, 3));
+	EXPECT_EQ(0, pool_used());
+	free(q);
+
+	p = calloc(3, 2 * MiB);
+	ASSERT_NE(NULL, p);
+	EXPECT_TRUE(on_som(p, NULL));
+	EXPECT_EQ(-1, som_check_zero(p, 6 * MiB, 4096));
+	free(p);
+	ASSERT_EQ(0, posix_memalign((void **)&p, 1 * MiB, 5 * MiB));
+	EXPECT_EQ(0, (uintptr_t)p % MiB);
+	EXPECT_TRUE(on_som(p, NULL));
+	free(p);
+	p = aligned_alloc(4096, 2 * MiB);
+	EXPECT_TRUE(on_som(p, NULL));
+	free(p);
+	EXPECT_EQ(0, pool_used());
+out:
+	free(small);
+}
+
+TEST_F(somrun, malloc_blocks_survive_fork_as_ordinary_memory)
+{
+	char *p = malloc(4 * MiB);
+	int status;
+	pid_t pid;
+
+	ASSERT_NE(NULL, p);
+	memset(p, 0x11, 4 * MiB);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		int bad = p[4 * MiB - 1] != 0x11;
+		char *q = realloc(p, 6 * MiB);
+
+		bad |= !q || q[0] != 0x11;
+		free(q);
+		_exit(bad);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, status);
+	free(p);
+}
+
+static void *thread_churn(void *arg)
+{
+	uint64_t seed = (uintptr_t)arg;
+	long bad = 0;
+	int i;
+
+	for (i = 0; i < 40; i++) {
+		size_t len = (2 + som_rand(&seed) % 6) * MiB;
+		char *p = i & 1 ? map_anon(len) : malloc(len);
+
+		if (!p || p == MAP_FAILED)
+			return (void *)1L;
+		som_fill(p, 0, len, 4096, seed);
+		if (som_check(p, 0, len, 4096, seed) != -1)
+			bad++;
+		if (i & 1)
+			munmap(p, len);
+		else
+			free(p);
+	}
+	return (void *)bad;
+}
+
+TEST_F(somrun, threads_map_and_free_concurrently)
+{
+	pthread_t th[4];
+	void *ret;
+	int i;
+
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, thread_churn,
+					    (void *)(uintptr_t)(i + 1)));
+	for (i = 0; i < 4; i++) {
+		ASSERT_EQ(0, pthread_join(th[i], &ret));
+		EXPECT_EQ(NULL, ret);
+	}
+	EXPECT_EQ(0, pool_used());
+}
+
+/* The helper's scenarios, each run by its own somrun command line. */
+static int helper(int argc, char **argv)
+{
+	const char *what = argv[2];
+
+	if (!strcmp(what, "map") && argc == 4) {
+		size_t len = strtoull(argv[3], NULL, 0);
+		char *p = map_anon(len);
+
+		if (p == MAP_FAILED) {
+			printf("map failed: %s\n", strerror(errno));
+			return 2;
+		}
+		memset(p, 1, len);
+		printf("som=%d\n", on_som(p, NULL));
+		return 0;	/* the summary sees it still mapped */
+	}
+	if (!strcmp(what, "forkzero")) {
+		char *p = map_anon(4 * MiB);
+		int status;
+		pid_t pid;
+
+		memset(p, 5, 4 * MiB);
+		pid = fork();
+		if (pid == 0)
+			_exit(som_check_zero(p, 4 * MiB, 4096) != -1);
+		waitpid(pid, &status, 0);
+		return status != 0 || p[0] != 5;
+	}
+	if (!strcmp(what, "alloc")) {
+		/* Whatever the allocator: data right, big blocks on som. */
+		size_t sizes[] = { 100, 5000, 300 * KiB, 3 * MiB, 17 * MiB,
+				   64 * MiB };
+		char *blocks[6];
+		int on = 0, bad = 0, status;
+		size_t i;
+		pid_t pid;
+
+		for (i = 0; i < 6; i++) {
+			blocks[i] = malloc(sizes[i]);
+			if (!blocks[i])
+				return 3;
+			som_fill(blocks[i], 0, sizes[i] & ~7UL, 8, i);
+		}
+		on = on_som(blocks[5], NULL) && on_som(blocks[4], NULL);
+		/*
+		 * A child gets copies, and its allocator (whose own
+		 * metadata may be som memory) keeps working in it.
+		 */
+		pid = fork();
+		if (pid == 0) {
+			char *q = malloc(5 * MiB);
+
+			if (!q || som_check(blocks[5], 0, sizes[5] & ~7UL, 8,
+					    5) != -1)
+				_exit(1);
+			memset(q, 1, 5 * MiB);
+			free(q);
+			free(blocks[3]);
+			_exit(0);
+		}
+		if (pid < 0 || waitpid(pid, &status, 0) != pid || status)
+			bad |= 4;
+		blocks[4] = realloc(blocks[4], 40 * MiB);
+		for (i = 0; i < 6; i++) {
+			bad |= som_check(blocks[i], 0, sizes[i] & ~7UL, 8, i) != -1;
+			free(blocks[i]);
+		}
+		printf("som=%d bad=%d\n", on, bad);
+		return bad || !on;
+	}
+	return 127;
+}
+
+FIXTURE(somrun_cmd) {
+	int dev;
+	long long free_start;
+	char out[4096];
+};
+
+FIXTURE_SETUP(somrun_cmd)
+{
+	SOM_OPEN_DEV(self->dev);
+	if (access(somrun_path(), X_OK))
+		SKIP(return, "no %s", somrun_path());
+	self->free_start = som_stat("free_bytes");
+}
+
+FIXTURE_TEARDOWN(somrun_cmd)
+{
+	if (self->dev < 0)
+		return;
+	EXPECT_EQ(self->free_start, som_stat("free_bytes"));
+	close(self->dev);
+}
+
+static char *cmd(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *cmd(const char *fmt, ...)
+{
+	static char buf[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	return buf;
+}
+
+TEST_F(somrun_cmd, threshold_is_honoured)
+{
+	EXPECT_EQ(0, run(cmd("%s -t 8M -- %s helper map 4194304 2>&1",
+			     somrun_path(), self_exe), self->out,
+			 sizeof(self->out)));
+	EXPECT_NE(NULL, strstr(self->out, "som=0"));
+	EXPECT_EQ(0, run(cmd("%s --threshold=64K -- %s helper map 131072 2>&1",
+			     somrun_path(), self_exe), self->out,
+			 sizeof(self->out)));
+	EXPECT_NE(NULL, strstr(self->out, "som=1"));
+}
+
+TEST_F(somrun_cmd, empty_pool_falls_back_or_fails)
+{
+	long long too_big = som_stat("free_bytes") + GiB;
+
+	/* The default: ordinary memory, one line of warning. */
+	EXPECT_EQ(0, run(cmd("%s -- %s helper map %lld 2>&1", somrun_path(),
+			     self_exe, too_big), self->out, sizeof(self->out)));
+	EXPECT_NE(NULL, strstr(self->out, "som=0"));
+	EXPECT_NE(NULL, strstr(self->out, "somrun: the som pool cannot hold"));
+	/* --fail: mmap() fails with ENOMEM. */
+	EXPECT_EQ(2, run(cmd("%s --fail -- %s helper map %lld 2>&1",
+			     somrun_path(), self_exe, too_big), self->out,
+			 sizeof(self->out)));
+	EXPECT_NE(NULL, strstr(self->out, "Cannot allocate memory"));
+}
+
+TEST_F(somrun_cmd, fork_zero_gives_zeros)
+{
+	EXPECT_EQ(0, run(cmd("%s --fork=zero -- %s helper forkzero 2>&1",
+			     somrun_path(), self_exe), self->out,
+			 sizeof(self->out)));
+}
+
+TEST_F(somrun_cmd, summary_reports_entries)
+{
+	EXPECT_EQ(0, run(cmd("%s -s -- %s helper map %lu 2>&1", somrun_path(),
+			     self_exe, GiB + 4 * MiB), self->out,
+			 sizeof(self->out)));
+	EXPECT_NE(NULL, strstr(self->out, "som=1"));
+	if (som_cpu_has_gbpages())
+		EXPECT_NE(NULL, strstr(self->out, "entries_1g=1 entries_2m=2 entries_4k=0"));
+	EXPECT_NE(NULL, strstr(self->out, "som_bytes=1077936128"));
+}
+
+TEST_F(somrun_cmd, bad_usage_and_missing_program)
+{
+	EXPECT_EQ(127, run(cmd("%s 2>&1", somrun_path()), self->out,
+			   sizeof(self->out)));
+	EXPECT_EQ(127, run(cmd("%s --fork=maybe -- true 2>&1", somrun_path()),
+			   self->out, sizeof(self->out)));
+	EXPECT_EQ(127, run(cmd("%s -- /no/such/program 2>&1", somrun_path()),
+			   self->out, sizeof(self->out)));
+	EXPECT_NE(NULL, strstr(self->out, "No such file"));
+}
+
+FIXTURE(allocator) {
+	int dev;
+	long long free_start;
+	char out[4096];
+};
+
+FIXTURE_VARIANT(allocator) {
+	const char *preload;
+};
+
+FIXTURE_VARIANT_ADD(allocator, glibc) { .preload = "" };
+FIXTURE_VARIANT_ADD(allocator, jemalloc) { .preload = JEMALLOC };
+FIXTURE_VARIANT_ADD(allocator, tcmalloc) { .preload = TCMALLOC };
+
+FIXTURE_SETUP(allocator)
+{
+	SOM_OPEN_DEV(self->dev);
+	if (access(somrun_path(), X_OK))
+		SKIP(return, "no %s", somrun_path());
+	if (*variant->preload && access(variant->preload, R_OK))
+		SKIP(return, "no %s", variant->preload);
+	self->free_start = som_stat("free_bytes");
+}
+
+FIXTURE_TEARDOWN(allocator)
+{
+	if (self->dev < 0)
+		return;
+	EXPECT_EQ(self->free_start, som_stat("free_bytes"));
+	close(self->dev);
+}
+
+TEST_F(allocator, big_blocks_land_on_som)
+{
+	EXPECT_EQ(0, run(cmd("LD_PRELOAD=%s %s -s -- %s helper alloc 2>&1",
+			     variant->preload, somrun_path(), self_exe),
+			 self->out, sizeof(self->out)));
+	EXPECT_NE(NULL, strstr(self->out, "som=1 bad=0"));
+}
+
+int main(int argc, char **argv)
+{
+	const char *pre = getenv("LD_PRELOAD");
+	static char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	self_exe = n > 0 ? (exe[n] = 0, exe) : argv[0];
+	if (argc >= 3 && !strcmp(argv[1], "helper"))
+		return helper(argc, argv);
+	/* Under somrun, unless it is missing (the tests then skip). */
+	if ((!pre || !strstr(pre, "libsomrun")) && !access(somrun_path(), X_OK) &&
+	    !access(SOM_DEV, F_OK)) {
+		char **args = calloc(argc + 3, sizeof(*args));
+
+		args[0] = (char *)somrun_path();
+		args[1] = "--";
+		args[2] = (char *)self_exe;
+		memcpy(args + 3, argv + 1, (argc - 1) * sizeof(*args));
+		execv(args[0], args);
+		perror("somrun");
+		return 1;
+	}
+	return test_harness_run(argc, argv);
+}
