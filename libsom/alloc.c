@@ -8,6 +8,10 @@
  * copy som mappings), so in the child every handle forgets its
  * allocations and closes their files, which would otherwise keep the
  * parent's memory from going back to the pool after som_free().
+ *
+ * The table is memory libsom maps itself, not malloc()'s: libsom runs
+ * inside jemalloc's extent hooks (jemalloc.c), where calling the
+ * allocator could come back to the same handle.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -22,15 +26,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "libsom.h"
+#include "internal.h"
 
-#define SOM_BLOCK	(2UL << 20)
 #define SOM_GIB		(1UL << 30)
 
 /* One allocation: a mapping of the whole som file @fd. */
 struct som_alloc {
 	char *addr;
-	size_t len;
+	size_t len;	/* mapped: @size rounded up to 2 MiB */
+	size_t size;	/* what the caller asked for */
 	int fd;
 };
 
@@ -47,22 +51,22 @@ static pthread_mutex_t som_handles_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct som *som_handles;
 static pthread_once_t som_atfork_once = PTHREAD_ONCE_INIT;
 
-/* Hold every lock across fork(), so that the child finds none taken. */
+/*
+ * Across fork(): only the list of handles is locked. A handle's own lock
+ * may be held by a thread inside jemalloc's extent hooks, which jemalloc's
+ * fork handler waits for, and taking it here could deadlock with that.
+ * The child starts with the lock re-initialised instead: the table is
+ * written entry first, count last, so what the child sees is at worst one
+ * entry counted twice, whose file it then closes twice (harmlessly: no
+ * other thread runs in the child yet).
+ */
 static void som_fork_prepare(void)
 {
-	struct som *som;
-
 	pthread_mutex_lock(&som_handles_lock);
-	for (som = som_handles; som; som = som->next)
-		pthread_mutex_lock(&som->lock);
 }
 
 static void som_fork_parent(void)
 {
-	struct som *som;
-
-	for (som = som_handles; som; som = som->next)
-		pthread_mutex_unlock(&som->lock);
 	pthread_mutex_unlock(&som_handles_lock);
 }
 
@@ -70,13 +74,14 @@ static void som_fork_parent(void)
 static void som_fork_child(void)
 {
 	struct som *som;
-	size_t i;
+	size_t i, nr;
 
 	for (som = som_handles; som; som = som->next) {
-		for (i = 0; i < som->nr; i++)
+		pthread_mutex_init(&som->lock, NULL);
+		nr = __atomic_load_n(&som->nr, __ATOMIC_ACQUIRE);
+		for (i = 0; i < nr; i++)
 			close(som->allocs[i].fd);
 		som->nr = 0;
-		pthread_mutex_unlock(&som->lock);
 	}
 	pthread_mutex_unlock(&som_handles_lock);
 }
@@ -128,7 +133,8 @@ int som_close(struct som *som)
 		munmap(som->allocs[i].addr, som->allocs[i].len);
 		close(som->allocs[i].fd);
 	}
-	free(som->allocs);
+	if (som->allocs)
+		munmap(som->allocs, som->cap * sizeof(*som->allocs));
 	close(som->dev);
 	pthread_mutex_destroy(&som->lock);
 	free(som);
@@ -223,10 +229,14 @@ int som_alloc(struct som *som, size_t size, const struct som_alloc_opts *opts,
 
 	pthread_mutex_lock(&som->lock);
 	if (som->nr == som->cap) {
-		size_t cap = som->cap ? 2 * som->cap : 16;
+		size_t cap = som->cap ? 2 * som->cap : 128;
 
-		a = realloc(som->allocs, cap * sizeof(*a));
-		if (!a) {
+		a = som->allocs ?
+		    mremap(som->allocs, som->cap * sizeof(*a),
+			   cap * sizeof(*a), MREMAP_MAYMOVE) :
+		    mmap(NULL, cap * sizeof(*a), PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (a == MAP_FAILED) {
 			pthread_mutex_unlock(&som->lock);
 			err = -ENOMEM;
 			goto err_unmap;
@@ -234,7 +244,9 @@ int som_alloc(struct som *som, size_t size, const struct som_alloc_opts *opts,
 		som->allocs = a;
 		som->cap = cap;
 	}
-	som->allocs[som->nr++] = (struct som_alloc){ p, len, fd };
+	/* The entry, then the count: see som_fork_child(). */
+	som->allocs[som->nr] = (struct som_alloc){ p, len, size, fd };
+	__atomic_store_n(&som->nr, som->nr + 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&som->lock);
 	*addr = p;
 	return 0;
@@ -244,6 +256,26 @@ err_unmap:
 err_close:
 	close(fd);
 	return err;
+}
+
+/*
+ * The allocation that holds @addr: its start, its mapped length and the
+ * size it was asked for.
+ */
+int som_alloc_range(struct som *som, const void *addr, void **start,
+		    size_t *len, size_t *size)
+{
+	struct som_alloc *a;
+
+	pthread_mutex_lock(&som->lock);
+	a = som_find(som, addr, 1);
+	if (a) {
+		*start = a->addr;
+		*len = a->len;
+		*size = a->size;
+	}
+	pthread_mutex_unlock(&som->lock);
+	return a ? 0 : -EINVAL;
 }
 
 int som_free(struct som *som, void *addr)
@@ -259,7 +291,9 @@ int som_free(struct som *som, void *addr)
 		return -EINVAL;
 	}
 	gone = *a;
-	*a = som->allocs[--som->nr];
+	/* The entry, then the count: see som_fork_child(). */
+	*a = som->allocs[som->nr - 1];
+	__atomic_store_n(&som->nr, som->nr - 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&som->lock);
 	munmap(gone.addr, gone.len);
 	close(gone.fd);

@@ -90,6 +90,10 @@ int som_where(struct som *som, const void *addr, struct som_where *where);
 int som_usage(struct som *som, struct som_usage *usage);
 int som_pool_info(struct som_pool_info *info);
 
+/* jemalloc.c: an arena of the process's jemalloc on som memory. */
+int som_jemalloc_arena_create(struct som *som, unsigned int *arena);
+int som_jemalloc_arena_destroy(struct som *som, unsigned int arena);
+
 #ifdef __cplusplus
 }
 #endif
