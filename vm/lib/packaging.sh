@@ -1,0 +1,74 @@
+# shellcheck shell=bash
+# Host-side checks of what `make install` and DKMS give a real host: run
+# by `vm/run test` before the VM tiers, each counted as one test.
+#
+#   host_install   `make install` into a scratch DESTDIR (PREFIX=/usr), the
+#                  module built against the 6.12 headers: every file where
+#                  it belongs, and a program built from the installed
+#                  header, library and pkg-config file.
+#   host_dkms      the module's DKMS source tree, built by dkms against the
+#                  6.12 headers in a private DKMS tree (nothing registered
+#                  on this host).
+
+# pass NAME / fail NAME: count one host check.
+_host_result() {
+	if (($1 == 0)); then
+		TOTAL_PASSED=$((TOTAL_PASSED + 1))
+		echo "host: $2: ok"
+	else
+		TOTAL_FAILED=$((TOTAL_FAILED + 1))
+		FAILED_NAMES+=("host: $2")
+		echo "host: $2: FAILED"
+	fi
+}
+
+host_install() {
+	local dest=$SOM_OUT/install-root log=$SOM_OUT/host-install.log rc=0 f
+	local want=(usr/bin/somrun usr/sbin/somctl usr/lib/libsom.so.0
+		    usr/lib/libsom.so usr/lib/libsom.a usr/lib/pkgconfig/libsom.pc
+		    usr/lib/som/libsomrun.so usr/include/linux/som.h
+		    usr/include/libsom.h usr/share/man/man1/somrun.1
+		    usr/share/man/man8/somctl.8 usr/share/man/man3/som_alloc.3
+		    usr/share/man/man3/som_jemalloc_arena_create.3
+		    etc/udev/rules.d/60-som.rules
+		    usr/share/doc/som/modprobe.d/som.conf.example
+		    "lib/modules/$SOM_KRELEASE/extra/som.ko*")
+	log "make install into $dest (log $log)"
+	rm -rf "$dest"
+	(
+		make -C "$REPO" install PREFIX=/usr DESTDIR="$dest" \
+			KDIR="$SOM_KHEADERS" KVER="$SOM_KRELEASE" &&
+		for f in "${want[@]}"; do
+			# shellcheck disable=SC2086  # the module's name is a glob
+			compgen -G "$dest/"$f >/dev/null || { echo "missing: $f"; exit 1; }
+		done &&
+		# A program built against what was installed, via pkg-config.
+		PKG_CONFIG_PATH=$dest/usr/lib/pkgconfig gcc -Wall -Werror \
+			-o "$SOM_OUT/install-example" \
+			"$REPO/libsom/examples/jemalloc_arena.c" \
+			$(PKG_CONFIG_PATH=$dest/usr/lib/pkgconfig pkg-config \
+			  --define-variable=prefix="$dest/usr" --cflags --libs libsom) \
+			-ljemalloc -ldl -lpthread
+	) >"$log" 2>&1 || rc=1
+	((rc == 0)) || tail -20 "$log"
+	_host_result $rc "make install: ${#want[@]} files in place, example built with pkg-config"
+}
+
+host_dkms() {
+	local tree=$SOM_OUT/dkms log=$SOM_OUT/host-dkms.log rc=0 ko version
+	version=$(sed -n 's/^VERSION := //p' "$REPO/Makefile")
+	log "dkms build against $SOM_KRELEASE headers (log $log)"
+	rm -rf "$tree"
+	mkdir -p "$tree/dkms"
+	ko=$tree/dkms/som/$version/$SOM_KRELEASE/x86_64/module/som.ko
+	(
+		make -C "$REPO" dkms-source DESTDIR="$tree" &&
+		dkms build -m som -v "$version" -k "$SOM_KRELEASE" \
+			--kernelsourcedir "$SOM_KHEADERS" --dkmstree "$tree/dkms" \
+			--sourcetree "$tree/usr/src" &&
+		[[ -f $ko ]] &&
+		modinfo -F vermagic "$ko" | grep -q "^$SOM_KRELEASE "
+	) >"$log" 2>&1 || rc=1
+	((rc == 0)) || tail -20 "$log"
+	_host_result $rc "dkms build of som $version for $SOM_KRELEASE"
+}
