@@ -144,6 +144,9 @@ for t in /som/bin/*_test; do
 	"$t" || status=1
 done
 
+# Real programs under somrun (vm/guest/apps.sh).
+. /som/guest/apps.sh
+
 rmmod som
 rc=$?
 tap "$rc" module_unload

@@ -4,8 +4,9 @@
 # Results (globals, valid after som_build):
 #   SOM_MODULE     path of the built som.ko
 #   SOM_BINARIES   array: every executable in $SOM_TESTS_DIR/out,
-#                  $SOM_TOOLS_DIR/out and
-#                  $SOM_DEMO_DIR/out (they become /som/bin/* in the guest)
+#                  $SOM_TOOLS_DIR/out, $SOM_SOMRUN_DIR/out and
+#                  $SOM_DEMO_DIR/out (they become /som/bin/* in the guest;
+#                  libsomrun.so too, next to somrun)
 #   SOM_QEMU_EXIT  the static qemu-exit helper
 
 build_module() {
@@ -49,6 +50,7 @@ som_build() {
 	build_userspace "$SOM_TESTS_DIR"
 	build_userspace "$SOM_DEMO_DIR"
 	build_userspace "$SOM_TOOLS_DIR"
+	build_userspace "$SOM_SOMRUN_DIR"
 	build_qemu_exit
 	log "built $SOM_MODULE and ${#SOM_BINARIES[@]} program(s)"
 }

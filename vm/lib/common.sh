@@ -9,6 +9,7 @@
 #   SOM_TESTS_DIR   selftests; binaries in <dir>/out/      ($REPO/tests)
 #   SOM_DEMO_DIR    demo; binaries in <dir>/out/           ($REPO/demo)
 #   SOM_TOOLS_DIR   somctl; binaries in <dir>/out/         ($REPO/tools)
+#   SOM_SOMRUN_DIR  somrun and its preload, in <dir>/out/  ($REPO/somrun)
 #   SOM_UAPI_DIR    -I path for <linux/som.h>              ($REPO/include/uapi)
 
 : "${REPO:?REPO must be set before sourcing common.sh}"
@@ -19,6 +20,7 @@ SOM_KERNEL_DIR=${SOM_KERNEL_DIR:-$REPO/kernel}
 SOM_TESTS_DIR=${SOM_TESTS_DIR:-$REPO/tests}
 SOM_DEMO_DIR=${SOM_DEMO_DIR:-$REPO/demo}
 SOM_TOOLS_DIR=${SOM_TOOLS_DIR:-$REPO/tools}
+SOM_SOMRUN_DIR=${SOM_SOMRUN_DIR:-$REPO/somrun}
 SOM_UAPI_DIR=${SOM_UAPI_DIR:-$REPO/include/uapi}
 
 # The kernel series we target (see DESIGN.md, "Kernel facts").

@@ -11,23 +11,38 @@
 #                       named in SOM_VM_MODULES), uncompressed, and
 #                       `order`, the list init insmods before the guest script
 #   /usr/bin, /lib*     the host's dynamically linked SOM_VM_PROGRAMS (ndctl,
-#                       to make a device DAX instance) and their libraries
+#                       to make a device DAX instance; memcached, memcaslap
+#                       and stress-ng, to run under somrun), SOM_VM_LIBS
+#                       (the allocators somrun is tested with), and the
+#                       libraries of these and of dynamic /som/bin programs
 
 # The legacy pmem drivers: the stock tier's device DAX (the debug kernel
 # has them built in).
 SOM_VM_MODULES=${SOM_VM_MODULES-nd_e820 nd_pmem dax_pmem device_dax}
-SOM_VM_PROGRAMS=${SOM_VM_PROGRAMS-ndctl}
+SOM_VM_PROGRAMS=${SOM_VM_PROGRAMS-ndctl memcached memcaslap memcping memcstat stress-ng}
+SOM_VM_LIBS=${SOM_VM_LIBS-/usr/lib/x86_64-linux-gnu/libjemalloc.so.2 /usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4}
 
-# Copy host programs and every library ldd names for them, loader included.
+# Copy every library ldd names for an ELF file, loader included.
+stage_libraries() {
+	local root=$1 elf=$2 lib
+	while read -r lib; do
+		[[ -n $lib ]] || continue
+		[[ -e $root$lib ]] || install -D -m 0755 "$lib" "$root$lib"
+	done < <(ldd "$elf" 2>/dev/null | grep -oE '/[^ ]+' | sort -u)
+}
+
+# Copy host programs and libraries, with what they link.
 stage_programs() {
 	local root=$1 name prog lib
 	for name in $SOM_VM_PROGRAMS; do
 		prog=$(command -v "$name") || die "$name not found (vm/run setup installs it)"
 		install -D -m 0755 "$prog" "$root/usr/bin/$name"
-		while read -r lib; do
-			[[ -n $lib ]] || continue
-			install -D -m 0755 "$lib" "$root$lib"
-		done < <(ldd "$prog" | grep -oE '/[^ ]+' | sort -u)
+		stage_libraries "$root" "$prog"
+	done
+	for lib in $SOM_VM_LIBS; do
+		[[ -f $lib ]] || die "$lib not found (vm/run setup installs it)"
+		install -D -m 0755 "$lib" "$root$lib"
+		stage_libraries "$root" "$lib"
 	done
 }
 
@@ -87,6 +102,7 @@ som_initramfs() {
 	stage_programs "$root"
 	for f in "${SOM_BINARIES[@]}"; do
 		cp "$f" "$root/som/bin/"
+		stage_libraries "$root" "$f"
 	done
 	# Debian's in-kernel modules fit the stock kernel only.
 	[[ ${SOM_VM_TIER:-stock} != stock ]] || stage_modules "$root"
