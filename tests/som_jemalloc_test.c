@@ -126,13 +126,4 @@ TEST_F(arena, fork_child_lives_without_the_arena)
 	dallocx(p, self->flags);
 }
 
-TEST(no_module_no_arena)
-{
-	struct som *som;
-
-	if (!access(SOM_DEV, F_OK))
-		SKIP(return, "som.ko is loaded");
-	EXPECT_EQ(-ENOENT, som_open(&som));
-}
-
 TEST_HARNESS_MAIN
