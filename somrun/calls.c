@@ -228,7 +228,7 @@ static int shim_advise_piece(uintptr_t start, uintptr_t end, int advice)
 		dev = som_dev_open();
 		err = som_punch(dev, start, end);
 		if (dev >= 0)
-			close(dev);
+			sys_close(dev);
 		return err ? -EAGAIN : 0;
 	case MADV_POPULATE_READ:
 	case MADV_POPULATE_WRITE:
@@ -372,7 +372,7 @@ static void *shim_move_grow(uintptr_t old, size_t old_len, size_t new_len,
 			memcpy(p + (a - old), (void *)a, pc.end - a);
 	}
 	if (dev >= 0)
-		close(dev);
+		sys_close(dev);
 	shim_count(&shim_stats.moved_bytes, old_len);
 	if (!som_release(old, end))
 		sys_munmap((void *)old, old_len);

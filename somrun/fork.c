@@ -69,7 +69,7 @@ static void fork_prepare(void)
 		shim_count(&shim_stats.fork_copied_bytes, len);
 	}
 	if (dev >= 0)
-		close(dev);
+		sys_close(dev);
 	shim_count(&shim_stats.forks, 1);
 }
 

@@ -67,7 +67,7 @@ static inline void shim_count(unsigned long *c, unsigned long n)
 	__atomic_add_fetch(c, n, __ATOMIC_RELAXED);
 }
 
-/* sys.c: the kernel's calls, past the shim's own wrappers. */
+/* sys.c: the kernel's calls, past the shim's own wrappers and libc's. */
 void *sys_mmap(void *addr, size_t len, int prot, int flags, int fd,
 	       off_t off);
 int sys_munmap(void *addr, size_t len);
@@ -75,6 +75,10 @@ void *sys_mremap(void *old, size_t old_len, size_t new_len, int flags,
 		 void *new_addr);
 int sys_madvise(void *addr, size_t len, int advice);
 int sys_mprotect(void *addr, size_t len, int prot);
+int sys_open(const char *path, int flags);
+int sys_close(int fd);
+long sys_ioctl(int fd, unsigned long cmd, void *arg);
+int sys_ftruncate(int fd, off_t len);
 
 /* table.c: the som pieces of this process, sorted by address. */
 #define PIECE_MALLOC		(1U << 0)	/* a malloc() of malloc.c */

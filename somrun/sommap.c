@@ -17,7 +17,7 @@
 
 int som_dev_open(void)
 {
-	int fd = open("/dev/som", O_RDWR | O_CLOEXEC);
+	int fd = sys_open("/dev/som", O_RDWR | O_CLOEXEC);
 
 	return fd < 0 ? -errno : fd;
 }
@@ -31,7 +31,7 @@ static int som_set_policy(int fd)
 	memset(&pol, 0, sizeof(pol));
 	pol.mode = shim_cfg.policy_mode;
 	pol.nodes[0] = shim_cfg.policy_nodes;
-	return ioctl(fd, SOM_IOC_POLICY, &pol) ? -errno : 0;
+	return sys_ioctl(fd, SOM_IOC_POLICY, &pol) ? -errno : 0;
 }
 
 /*
@@ -53,13 +53,13 @@ void *som_map_new(void *addr, size_t len, int prot, int flags, int *err)
 	}
 	memset(&args, 0, sizeof(args));
 	args.flags = SOM_FILE_CLOEXEC;
-	fd = ioctl(dev, SOM_IOC_FILE, &args);
+	fd = sys_ioctl(dev, SOM_IOC_FILE, &args);
 	*err = fd < 0 ? -errno : 0;
-	close(dev);
+	sys_close(dev);
 	if (fd < 0)
 		return MAP_FAILED;
 	*err = som_set_policy(fd);
-	if (!*err && ftruncate(fd, shim_round_up(len, SHIM_BLOCK)))
+	if (!*err && sys_ftruncate(fd, shim_round_up(len, SHIM_BLOCK)))
 		*err = -errno;
 	if (!*err) {
 		p = sys_mmap(addr, len, prot,
@@ -68,7 +68,7 @@ void *som_map_new(void *addr, size_t len, int prot, int flags, int *err)
 		if (p == MAP_FAILED)
 			*err = -errno;
 	}
-	close(fd);
+	sys_close(fd);
 	return p;
 }
 
@@ -127,11 +127,11 @@ int som_punch(int dev, uintptr_t start, uintptr_t end)
 		return dev;
 	memset(&m, 0, sizeof(m));
 	m.addr = start;
-	if (ioctl(dev, SOM_IOC_MAPPING, &m))
+	if (sys_ioctl(dev, SOM_IOC_MAPPING, &m))
 		return -errno;
 	/* Its last page too: the piece may span VMAs. */
 	m.addr = end - SHIM_PAGE;
-	if (ioctl(dev, SOM_IOC_MAPPING, &m))
+	if (sys_ioctl(dev, SOM_IOC_MAPPING, &m))
 		return -errno;
 	if (sys_madvise((void *)start, end - start, MADV_REMOVE))
 		return -errno;
@@ -168,7 +168,7 @@ int som_release(uintptr_t start, uintptr_t end)
 				   __ATOMIC_RELAXED);
 	}
 	if (dev >= 0)
-		close(dev);
+		sys_close(dev);
 	tbl_remove(start, end);
 	return 0;
 }
@@ -203,7 +203,7 @@ int som_copy_out(int dev, char *dst, const struct piece *p)
 
 		memset(&m, 0, sizeof(m));
 		m.addr = a;
-		if (ioctl(dev, SOM_IOC_MAPPING, &m)) {
+		if (sys_ioctl(dev, SOM_IOC_MAPPING, &m)) {
 			err = -errno;
 			break;
 		}

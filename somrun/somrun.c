@@ -164,6 +164,7 @@ int main(int argc, char **argv)
 	}
 	set("LD_PRELOAD", preload);
 	execvp(argv[optind], argv + optind);
-	die("%s", strerror(errno));
-	return 127;
+	/* As a shell says it: 126 found but not runnable, 127 not found. */
+	fprintf(stderr, "somrun: %s: %s\n", argv[optind], strerror(errno));
+	return errno == ENOENT ? 127 : 126;
 }

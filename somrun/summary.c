@@ -33,7 +33,7 @@ static void count_entries(int dev, const struct piece *p, struct entries *e)
 
 		memset(&m, 0, sizeof(m));
 		m.addr = a;
-		if (ioctl(dev, SOM_IOC_MAPPING, &m))
+		if (sys_ioctl(dev, SOM_IOC_MAPPING, &m))
 			return;
 		switch (m.page_size) {
 		case SHIM_GIB:
@@ -87,7 +87,7 @@ void shim_summary(void)
 	}
 	tbl_unlock();
 	if (dev >= 0)
-		close(dev);
+		sys_close(dev);
 
 	n = snprintf(line, sizeof(line),
 		     "somrun: summary pid=%d comm=%s pieces=%zu som_bytes=%lu peak_bytes=%lu entries_1g=%lu entries_2m=%lu entries_4k=%lu mapped_bytes=%lu maps=%lu malloc_maps=%lu fallbacks=%lu fallback_bytes=%lu punched_bytes=%lu forks=%lu fork_copied_bytes=%lu moved_bytes=%lu\n",

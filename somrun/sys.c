@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * The memory calls, straight to the kernel. The shim defines mmap() and
- * its kin itself, so calling them by name would call the shim again.
+ * The kernel's calls, straight. The shim defines mmap() and its kin
+ * itself, so calling them by name would call the shim again; and it calls
+ * the others while holding its table lock, where a libc wrapper could be a
+ * cancellation point or be interposed by another preload.
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -34,4 +37,24 @@ int sys_madvise(void *addr, size_t len, int advice)
 int sys_mprotect(void *addr, size_t len, int prot)
 {
 	return syscall(SYS_mprotect, addr, len, prot);
+}
+
+int sys_open(const char *path, int flags)
+{
+	return syscall(SYS_openat, AT_FDCWD, path, flags, 0);
+}
+
+int sys_close(int fd)
+{
+	return syscall(SYS_close, fd);
+}
+
+long sys_ioctl(int fd, unsigned long cmd, void *arg)
+{
+	return syscall(SYS_ioctl, fd, cmd, arg);
+}
+
+int sys_ftruncate(int fd, off_t len)
+{
+	return syscall(SYS_ftruncate, fd, len);
 }
