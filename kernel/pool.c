@@ -90,6 +90,23 @@ static unsigned long som_set_spare(const struct som_pool_set *set)
 	return set->nr_free - set->nr_reserved;
 }
 
+/*
+ * Count @nr_free free blocks, @nr_dirty of them dirty, in or out of the
+ * counters of @chunk's set; nothing while the chunk is isolated, whose
+ * free blocks its set leaves out.
+ */
+static void som_chunk_count(struct som_pool *pool, struct som_chunk *chunk,
+			    long nr_free, long nr_dirty)
+{
+	struct som_pool_set *set = som_chunk_set(pool, chunk);
+
+	lockdep_assert_held(&pool->lock);
+	if (chunk->isolated)
+		return;
+	set->nr_free += nr_free;
+	set->nr_dirty += nr_dirty;
+}
+
 /* Take free block @i out of the free set; return whether it is dirty. */
 static bool som_chunk_take(struct som_pool *pool, struct som_chunk *chunk,
 			   unsigned int i)
@@ -99,11 +116,9 @@ static bool som_chunk_take(struct som_pool *pool, struct som_chunk *chunk,
 	lockdep_assert_held(&pool->lock);
 	__clear_bit(i, chunk->free);
 	chunk->nr_free--;
-	som_chunk_set(pool, chunk)->nr_free--;
-	if (dirty) {
+	if (dirty)
 		chunk->nr_dirty--;
-		som_chunk_set(pool, chunk)->nr_dirty--;
-	}
+	som_chunk_count(pool, chunk, -1, dirty ? -1 : 0);
 	return dirty;
 }
 
@@ -122,22 +137,40 @@ static unsigned int som_chunk_find(struct som_pool *pool,
 	return SOM_BLOCKS_PER_CHUNK;
 }
 
+/* An order of preference over the free blocks of a set. */
+#define SOM_PICK_PREFS	4
+struct som_pick_pref {
+	bool zeroed;	/* a zeroed block (else a dirty one) */
+	bool whole;	/* from a wholly free chunk (else a chunk in use) */
+};
+
 /*
- * Pick a free block of @set: a zeroed one before a dirty one, and one from
- * a chunk already in use before one from an untouched chunk, so that
- * untouched chunks stay whole for 1 GiB mappings.
+ * A fault wants a zeroed block before a dirty one, and one from a chunk
+ * already in use before one from an untouched chunk, so that untouched
+ * chunks stay whole for 1 GiB mappings.
  */
+static const struct som_pick_pref som_pick_fault[SOM_PICK_PREFS] = {
+	{ true, false }, { true, true }, { false, false }, { false, true },
+};
+
+/*
+ * A copy overwrites all of its block: it takes dirty blocks first and
+ * leaves the zeroed ones to faults, and keeps whole chunks whole too.
+ */
+static const struct som_pick_pref som_pick_copy[SOM_PICK_PREFS] = {
+	{ false, false }, { true, false }, { false, true }, { true, true },
+};
+
+/* Pick a free block of @set in the order of @prefs. */
 static unsigned int som_set_pick_block(struct som_pool *pool,
 				       struct som_pool_set *set,
+				       const struct som_pick_pref *prefs,
 				       struct som_chunk **chunkp)
 {
-	static const struct { bool zeroed, whole; } prefs[] = {
-		{ true, false }, { true, true }, { false, false }, { false, true },
-	};
 	struct som_chunk *chunk;
 	unsigned int p, i;
 
-	for (p = 0; p < ARRAY_SIZE(prefs); p++) {
+	for (p = 0; p < SOM_PICK_PREFS; p++) {
 		list_for_each_entry(chunk, &set->chunks, set_list) {
 			bool whole = chunk->nr_free == SOM_BLOCKS_PER_CHUNK;
 
@@ -179,14 +212,26 @@ static void som_pool_wait_zeroing(struct som_pool *pool)
 	wait_event(pool->zero_wait, READ_ONCE(pool->zeroing) != bfn);
 }
 
-/* May @claim hold memory on node @nid at all? */
-static bool som_claim_allows(const struct som_claim *claim, int nid)
+/**
+ * som_claim_allows() - may a claim hold memory on a node at all?
+ * @claim: the claim
+ * @nid: the node
+ */
+bool som_claim_allows(const struct som_claim *claim, int nid)
 {
 	return claim->mode != SOM_CLAIM_BIND || node_isset(nid, claim->nodes);
 }
+EXPORT_SYMBOL_IF_KUNIT(som_claim_allows);
 
-/* The node @claim wants the block at 2 MiB index @idx of its region on. */
-static int som_claim_target(const struct som_claim *claim, pgoff_t idx)
+/**
+ * som_claim_target() - the node a claim wants a block on
+ * @claim: the claim
+ * @idx: the 2 MiB index of the block in its region
+ *
+ * Return: the node; this CPU's for SOM_CLAIM_LOCAL and SOM_CLAIM_BIND,
+ * whose allocations go to the nearest node allowed from there.
+ */
+int som_claim_target(const struct som_claim *claim, pgoff_t idx)
 {
 	unsigned int nth;
 
@@ -204,6 +249,7 @@ static int som_claim_target(const struct som_claim *claim, pgoff_t idx)
 		return numa_node_id();
 	}
 }
+EXPORT_SYMBOL_IF_KUNIT(som_claim_target);
 
 /*
  * The node after @prev in the order of distance from @from (ties broken
@@ -309,7 +355,7 @@ unsigned long som_pool_alloc_block(struct som_pool *pool,
 			return SOM_NO_BLOCK;
 		}
 		set = som_pool_set(pool, nid, claim->unmovable);
-		i = som_set_pick_block(pool, set, &chunk);
+		i = som_set_pick_block(pool, set, som_pick_fault, &chunk);
 		if (i < SOM_BLOCKS_PER_CHUNK)
 			break;
 		/* The only free block of the set is the one being zeroed. */
@@ -421,8 +467,7 @@ void som_pool_free_block(struct som_pool *pool, unsigned long bfn)
 	__set_bit(i, chunk->dirty);
 	chunk->nr_free++;
 	chunk->nr_dirty++;
-	som_chunk_set(pool, chunk)->nr_free++;
-	som_chunk_set(pool, chunk)->nr_dirty++;
+	som_chunk_count(pool, chunk, 1, 1);
 	spin_unlock(&pool->lock);
 	queue_work(system_unbound_wq, &pool->zero_work);
 }
@@ -558,6 +603,68 @@ int som_pool_reserve(struct som_pool *pool, struct som_claim *claim,
 EXPORT_SYMBOL_IF_KUNIT(som_pool_reserve);
 
 /**
+ * som_claim_set_policy() - change the placement policy of a claim
+ * @pool: the pool
+ * @claim: the claim, of a region whose lock the caller holds
+ * @mode: the new mode
+ * @nodes: its nodes
+ * @interleave_shift: for SOM_CLAIM_INTERLEAVE, log2 of the blocks per step
+ *
+ * Reservations held on nodes the new policy does not allow move to the
+ * nodes it does, nearest to its first node first; all or nothing. Blocks
+ * already allocated are the caller's to move.
+ *
+ * Context: Takes the pool lock.
+ * Return: 0, or -ENOMEM if the allowed nodes have no room for the
+ * reservations that must move there.
+ */
+int som_claim_set_policy(struct som_pool *pool, struct som_claim *claim,
+			 enum som_claim_mode mode, const nodemask_t *nodes,
+			 unsigned int interleave_shift)
+{
+	struct som_claim new = *claim;
+	unsigned long need = 0, room = 0, k;
+	int n, to, home;
+
+	new.mode = mode;
+	new.nodes = *nodes;
+	new.interleave_shift = interleave_shift;
+	home = som_claim_target(&new, 0);
+	spin_lock(&pool->lock);
+	for (n = 0; n < nr_node_ids; n++) {
+		if (som_claim_allows(&new, n))
+			room += som_set_spare(som_pool_set(pool, n,
+							   claim->unmovable));
+		else
+			need += claim->node_reserved[n];
+	}
+	if (need > room) {
+		spin_unlock(&pool->lock);
+		return -ENOMEM;
+	}
+	for (n = 0; n < nr_node_ids; n++) {
+		if (som_claim_allows(&new, n))
+			continue;
+		for (to = som_next_node(home, NUMA_NO_NODE);
+		     to < nr_node_ids && claim->node_reserved[n];
+		     to = som_next_node(home, to)) {
+			if (!som_claim_allows(&new, to))
+				continue;
+			k = min(claim->node_reserved[n],
+				som_set_spare(som_pool_set(pool, to,
+							   claim->unmovable)));
+			som_claim_move(pool, claim, n, to, k);
+		}
+	}
+	claim->mode = mode;
+	claim->nodes = *nodes;
+	claim->interleave_shift = interleave_shift;
+	spin_unlock(&pool->lock);
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(som_claim_set_policy);
+
+/**
  * som_pool_unreserve() - drop blocks reserved with som_pool_reserve()
  * @pool: the pool
  * @claim: the claim
@@ -609,7 +716,7 @@ static void som_pool_zero_work(struct work_struct *work)
 		spin_lock(&pool->lock);
 		__clear_bit(i, chunk->dirty);
 		chunk->nr_dirty--;
-		som_chunk_set(pool, chunk)->nr_dirty--;
+		som_chunk_count(pool, chunk, 0, -1);
 		WRITE_ONCE(pool->zeroing, SOM_NO_BLOCK);
 		spin_unlock(&pool->lock);
 		wake_up_all(&pool->zero_wait);
@@ -794,6 +901,65 @@ int som_pool_add_chunk(struct som_pool *pool, phys_addr_t phys, int nid,
 }
 EXPORT_SYMBOL_IF_KUNIT(som_pool_add_chunk);
 
+/*
+ * Take @chunk out of its set's list and counters: no allocation can pick
+ * its free blocks any more, and its set must keep its promise to the
+ * reservations held on it without them.
+ */
+static void som_chunk_isolate(struct som_pool *pool, struct som_chunk *chunk)
+{
+	som_chunk_count(pool, chunk, -(long)chunk->nr_free,
+			-(long)chunk->nr_dirty);
+	list_del_init(&chunk->set_list);
+	chunk->isolated = true;
+}
+
+static void som_chunk_unisolate(struct som_pool *pool, struct som_chunk *chunk)
+{
+	chunk->isolated = false;
+	list_add_tail(&chunk->set_list, &som_chunk_set(pool, chunk)->chunks);
+	som_chunk_count(pool, chunk, chunk->nr_free, chunk->nr_dirty);
+}
+
+/* Does every set still cover the reservations held on it? */
+static bool som_pool_covers_reservations(struct som_pool *pool)
+{
+	int i;
+
+	for (i = 0; i < nr_node_ids * 2; i++)
+		if (pool->sets[i].nr_free < pool->sets[i].nr_reserved)
+			return false;
+	return true;
+}
+
+/*
+ * Isolate every chunk of @owner that is not isolated yet, all or nothing:
+ * -EBUSY if the rest of their sets could not cover the reservations.
+ */
+static int som_pool_isolate_owner_locked(struct som_pool *pool,
+					 const void *owner)
+{
+	struct som_chunk *chunk;
+
+	lockdep_assert_held(&pool->lock);
+	list_for_each_entry(chunk, &pool->chunks, list)
+		if (chunk->owner == owner && !chunk->isolated)
+			som_chunk_count(pool, chunk, -(long)chunk->nr_free, 0);
+	if (som_pool_covers_reservations(pool)) {
+		list_for_each_entry(chunk, &pool->chunks, list) {
+			if (chunk->owner != owner || chunk->isolated)
+				continue;
+			som_chunk_count(pool, chunk, chunk->nr_free, 0);
+			som_chunk_isolate(pool, chunk);
+		}
+		return 0;
+	}
+	list_for_each_entry(chunk, &pool->chunks, list)
+		if (chunk->owner == owner && !chunk->isolated)
+			som_chunk_count(pool, chunk, chunk->nr_free, 0);
+	return -EBUSY;
+}
+
 /**
  * som_pool_remove() - take every chunk of an owner out of the pool
  * @pool: the pool
@@ -801,9 +967,10 @@ EXPORT_SYMBOL_IF_KUNIT(som_pool_add_chunk);
  *
  * All or nothing: refused while any block of those chunks is allocated,
  * or while the rest of their sets could not cover the reservations held
- * on them. A chunk the zeroing worker is clearing is waited for. The
- * blocks the worker has not zeroed yet are zeroed here, so that no
- * owner's data goes back to where the memory came from.
+ * on them. The chunks may have been isolated already (to move their
+ * blocks away first). A chunk the zeroing worker is clearing is waited
+ * for. The blocks the worker has not zeroed yet are zeroed here, so that
+ * no owner's data goes back to where the memory came from.
  *
  * Context: Process context, may sleep (it zeroes up to the chunks' size).
  * Takes the pool lock.
@@ -814,7 +981,6 @@ int som_pool_remove(struct som_pool *pool, const void *owner)
 	struct som_chunk *chunk, *tmp;
 	LIST_HEAD(gone);
 	unsigned int b;
-	int i;
 
 	might_sleep();
 retry:
@@ -831,17 +997,7 @@ retry:
 			goto retry;
 		}
 	}
-	/* Count the chunks off their sets; undone if a set falls short. */
-	list_for_each_entry(chunk, &pool->chunks, list)
-		if (chunk->owner == owner)
-			som_chunk_set(pool, chunk)->nr_free -= SOM_BLOCKS_PER_CHUNK;
-	for (i = 0; i < nr_node_ids * 2; i++)
-		if (pool->sets[i].nr_free < pool->sets[i].nr_reserved)
-			break;
-	if (i < nr_node_ids * 2) {
-		list_for_each_entry(chunk, &pool->chunks, list)
-			if (chunk->owner == owner)
-				som_chunk_set(pool, chunk)->nr_free += SOM_BLOCKS_PER_CHUNK;
+	if (som_pool_isolate_owner_locked(pool, owner)) {
 		spin_unlock(&pool->lock);
 		return -EBUSY;
 	}
@@ -849,11 +1005,9 @@ retry:
 		if (chunk->owner != owner)
 			continue;
 		hash_del(&chunk->hash);
-		list_del(&chunk->set_list);
 		list_move_tail(&chunk->list, &gone);
 		pool->nr_chunks--;
 		som_chunk_set(pool, chunk)->nr_chunks--;
-		som_chunk_set(pool, chunk)->nr_dirty -= chunk->nr_dirty;
 	}
 	spin_unlock(&pool->lock);
 
@@ -869,6 +1023,279 @@ retry:
 	return 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(som_pool_remove);
+
+/**
+ * som_pool_chunk_info() - the state of one chunk
+ * @pool: the pool
+ * @cfn: a chunk frame number
+ * @info: filled in
+ *
+ * Context: Takes the pool lock.
+ * Return: 0, or -ENOENT if no chunk of @pool has that number.
+ */
+int som_pool_chunk_info(struct som_pool *pool, unsigned long cfn,
+			struct som_chunk_info *info)
+{
+	struct som_chunk *chunk;
+
+	spin_lock(&pool->lock);
+	chunk = som_pool_find(pool, cfn);
+	if (chunk) {
+		info->nid = chunk->nid;
+		info->unmovable = chunk->unmovable;
+		info->isolated = chunk->isolated;
+		info->nr_free = chunk->nr_free;
+	}
+	spin_unlock(&pool->lock);
+	return chunk ? 0 : -ENOENT;
+}
+EXPORT_SYMBOL_IF_KUNIT(som_pool_chunk_info);
+
+/**
+ * som_pool_whole_chunk() - find a wholly free chunk a claim may use
+ * @pool: the pool
+ * @claim: the claim whose kind and nodes count
+ * @nid: the node to look on first; the others follow nearest first
+ *
+ * Nothing is taken: the caller isolates the chunk, and copes with it
+ * having been used meanwhile.
+ *
+ * Context: Takes the pool lock.
+ * Return: its chunk frame number, or SOM_NO_BLOCK.
+ */
+unsigned long som_pool_whole_chunk(struct som_pool *pool,
+				   const struct som_claim *claim, int nid)
+{
+	unsigned long cfn = SOM_NO_BLOCK;
+	struct som_chunk *pick;
+	int n;
+
+	spin_lock(&pool->lock);
+	for (n = som_next_node(nid, NUMA_NO_NODE); n < nr_node_ids;
+	     n = som_next_node(nid, n)) {
+		if (!som_claim_allows(claim, n))
+			continue;
+		pick = som_set_pick_chunk(pool, som_pool_set(pool, n,
+							     claim->unmovable));
+		if (pick) {
+			cfn = pick->phys >> SOM_CHUNK_SHIFT;
+			break;
+		}
+	}
+	spin_unlock(&pool->lock);
+	return cfn;
+}
+EXPORT_SYMBOL_IF_KUNIT(som_pool_whole_chunk);
+
+/**
+ * som_pool_isolate() - isolate one chunk, to assemble a GiB in it
+ * @pool: the pool
+ * @cfn: the chunk's frame number
+ *
+ * Until som_pool_unisolate(), nothing is allocated from the chunk; its
+ * blocks that are in use stay in use, and the ones freed stay free.
+ *
+ * Context: Takes the pool lock.
+ * Return: 0; -ENOENT if there is no such chunk; -EBUSY if it is isolated
+ * already, or its set could not cover its reservations without it;
+ * -EPERM if it is unmovable.
+ */
+int som_pool_isolate(struct som_pool *pool, unsigned long cfn)
+{
+	struct som_pool_set *set;
+	struct som_chunk *chunk;
+	int err = 0;
+
+	spin_lock(&pool->lock);
+	chunk = som_pool_find(pool, cfn);
+	if (!chunk) {
+		err = -ENOENT;
+		goto out_unlock;
+	}
+	set = som_chunk_set(pool, chunk);
+	if (chunk->unmovable)
+		err = -EPERM;
+	else if (chunk->isolated ||
+		 som_set_spare(set) < chunk->nr_free)
+		err = -EBUSY;
+	else
+		som_chunk_isolate(pool, chunk);
+out_unlock:
+	spin_unlock(&pool->lock);
+	return err;
+}
+EXPORT_SYMBOL_IF_KUNIT(som_pool_isolate);
+
+/**
+ * som_pool_unisolate() - give an isolated chunk back to its set
+ * @pool: the pool
+ * @cfn: the chunk's frame number
+ *
+ * Context: Takes the pool lock.
+ */
+void som_pool_unisolate(struct som_pool *pool, unsigned long cfn)
+{
+	struct som_chunk *chunk;
+
+	spin_lock(&pool->lock);
+	chunk = som_pool_find(pool, cfn);
+	if (!WARN_ON_ONCE(!chunk || !chunk->isolated))
+		som_chunk_unisolate(pool, chunk);
+	spin_unlock(&pool->lock);
+}
+EXPORT_SYMBOL_IF_KUNIT(som_pool_unisolate);
+
+/**
+ * som_pool_isolate_owner() - isolate every chunk of an owner, to empty them
+ * @pool: the pool
+ * @owner: the owner given to som_pool_add_chunk()
+ *
+ * All or nothing.
+ *
+ * Context: Takes the pool lock.
+ * Return: 0; -EBUSY if an unmovable chunk of @owner has a block in use
+ * (it can never be moved), or the rest of the chunks' sets could not
+ * cover their reservations.
+ */
+int som_pool_isolate_owner(struct som_pool *pool, const void *owner)
+{
+	struct som_chunk *chunk;
+	int err;
+
+	spin_lock(&pool->lock);
+	list_for_each_entry(chunk, &pool->chunks, list) {
+		if (chunk->owner == owner && chunk->unmovable &&
+		    chunk->nr_free != SOM_BLOCKS_PER_CHUNK) {
+			spin_unlock(&pool->lock);
+			return -EBUSY;
+		}
+	}
+	err = som_pool_isolate_owner_locked(pool, owner);
+	spin_unlock(&pool->lock);
+	return err;
+}
+EXPORT_SYMBOL_IF_KUNIT(som_pool_isolate_owner);
+
+/**
+ * som_pool_unisolate_owner() - give every chunk of an owner back to its set
+ * @pool: the pool
+ * @owner: the owner given to som_pool_add_chunk()
+ *
+ * Context: Takes the pool lock.
+ */
+void som_pool_unisolate_owner(struct som_pool *pool, const void *owner)
+{
+	struct som_chunk *chunk;
+
+	spin_lock(&pool->lock);
+	list_for_each_entry(chunk, &pool->chunks, list)
+		if (chunk->owner == owner && chunk->isolated)
+			som_chunk_unisolate(pool, chunk);
+	spin_unlock(&pool->lock);
+}
+EXPORT_SYMBOL_IF_KUNIT(som_pool_unisolate_owner);
+
+/**
+ * som_pool_block_owner() - the owner of a block's chunk
+ * @pool: the pool
+ * @bfn: a block frame number
+ *
+ * Context: Takes the pool lock.
+ * Return: the owner given to som_pool_add_chunk(), or NULL.
+ */
+const void *som_pool_block_owner(struct som_pool *pool, unsigned long bfn)
+{
+	struct som_chunk *chunk;
+	const void *owner;
+
+	spin_lock(&pool->lock);
+	chunk = som_pool_find(pool, som_bfn_to_cfn(bfn));
+	owner = chunk ? chunk->owner : NULL;
+	spin_unlock(&pool->lock);
+	return owner;
+}
+EXPORT_SYMBOL_IF_KUNIT(som_pool_block_owner);
+
+/**
+ * som_pool_alloc_spare() - allocate a block to copy a moving block into
+ * @pool: the pool
+ * @claim: the claim of the region the block moves for: its kind and
+ *	nodes count
+ * @nid: the node wanted
+ * @exact: only @nid will do; otherwise the nearest node with room
+ *
+ * The block comes from what no claim has reserved, and is not zeroed: the
+ * copy overwrites all of it. The moving block's old home, freed after the
+ * copy, gives the room back, so that a move never changes how much memory
+ * is spare, only where.
+ *
+ * Context: Takes the pool lock.
+ * Return: the block frame number, or SOM_NO_BLOCK if there is no room.
+ */
+unsigned long som_pool_alloc_spare(struct som_pool *pool,
+				   const struct som_claim *claim, int nid,
+				   bool exact)
+{
+	unsigned long bfn = SOM_NO_BLOCK;
+	struct som_pool_set *set;
+	struct som_chunk *chunk;
+	unsigned int i;
+	int n;
+
+	spin_lock(&pool->lock);
+	for (n = som_next_node(nid, NUMA_NO_NODE); n < nr_node_ids;
+	     n = exact ? nr_node_ids : som_next_node(nid, n)) {
+		if (!som_claim_allows(claim, n))
+			continue;
+		set = som_pool_set(pool, n, claim->unmovable);
+		if (!som_set_spare(set))
+			continue;
+		i = som_set_pick_block(pool, set, som_pick_copy, &chunk);
+		if (i < SOM_BLOCKS_PER_CHUNK) {
+			som_chunk_take(pool, chunk, i);
+			bfn = som_chunk_bfn(chunk, i);
+			break;
+		}
+	}
+	spin_unlock(&pool->lock);
+	return bfn;
+}
+EXPORT_SYMBOL_IF_KUNIT(som_pool_alloc_spare);
+
+/**
+ * som_pool_take_isolated() - allocate a given free block of an isolated chunk
+ * @pool: the pool
+ * @bfn: the block
+ *
+ * For assembling a GiB in a chunk isolated for it: the caller copies into
+ * the block, so it is not zeroed. Waits if the zeroing worker is on it.
+ *
+ * Context: Process context, may sleep. Takes the pool lock.
+ * Return: 0, or -EINVAL if the block is not a free block of an isolated
+ * chunk.
+ */
+int som_pool_take_isolated(struct som_pool *pool, unsigned long bfn)
+{
+	unsigned int i = bfn & (SOM_BLOCKS_PER_CHUNK - 1);
+	struct som_chunk *chunk;
+
+	might_sleep();
+	for (;;) {
+		spin_lock(&pool->lock);
+		chunk = som_pool_find(pool, som_bfn_to_cfn(bfn));
+		if (!chunk || !chunk->isolated || !test_bit(i, chunk->free)) {
+			spin_unlock(&pool->lock);
+			return -EINVAL;
+		}
+		if (pool->zeroing != bfn)
+			break;
+		som_pool_wait_zeroing(pool);
+	}
+	som_chunk_take(pool, chunk, i);
+	spin_unlock(&pool->lock);
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(som_pool_take_isolated);
 
 /**
  * som_pool_get_stats() - snapshot of the pool's counters

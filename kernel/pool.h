@@ -39,6 +39,10 @@
  *		chunk write-back (PAT) and what the zeroing worker writes through
  * @nid:	NUMA node of the memory
  * @unmovable:	blocks here are promised never to move (see struct som_claim)
+ * @isolated:	taken out of its set for a migration (a compaction target or
+ *		a chunk being evacuated): no allocation picks its free blocks
+ *		and its set's counters leave them out, so the set's promise
+ *		to reservations does not depend on them
  * @nr_free:	number of bits set in @free
  * @nr_dirty:	number of bits set in @dirty
  * @free:	blocks not handed to any region
@@ -58,6 +62,7 @@ struct som_chunk {
 	void *vaddr;
 	int nid;
 	bool unmovable;
+	bool isolated;
 	unsigned int nr_free;
 	unsigned int nr_dirty;
 	DECLARE_BITMAP(free, SOM_BLOCKS_PER_CHUNK);
@@ -66,9 +71,10 @@ struct som_chunk {
 
 /**
  * struct som_pool_set - the chunks of one NUMA node and one kind
- * @chunks:	its chunks, in the order they were added
- * @nr_chunks:	chunks in the set
- * @nr_free:	blocks not handed to any region (zeroed or dirty)
+ * @chunks:	its chunks that are not isolated, in the order they were added
+ * @nr_chunks:	chunks in the set, isolated ones included
+ * @nr_free:	blocks not handed to any region (zeroed or dirty), in chunks
+ *		that are not isolated
  * @nr_dirty:	of @nr_free, blocks waiting to be zeroed
  * @nr_reserved: of @nr_free, blocks promised to claims; @nr_free -
  *		@nr_reserved is what a claim can still reserve here
@@ -133,7 +139,8 @@ enum som_claim_mode {
  *		when that is where the block is wanted and the set has room
  *
  * @nr_reserved and @node_reserved are protected by som_pool.lock; the
- * policy fields change only while the claim reserves nothing.
+ * policy fields change under both the region's lock and som_pool.lock
+ * (som_claim_set_policy()), or freely while the claim reserves nothing.
  */
 struct som_claim {
 	enum som_claim_mode mode;
@@ -164,9 +171,29 @@ struct som_pool_stats {
 	u64 metadata_bytes;
 };
 
+/**
+ * struct som_chunk_info - what a migration needs to know of a chunk
+ * @nid:	its NUMA node
+ * @unmovable:	whether it is unmovable
+ * @isolated:	whether it is isolated
+ * @nr_free:	its free blocks
+ */
+struct som_chunk_info {
+	int nid;
+	bool unmovable;
+	bool isolated;
+	unsigned int nr_free;
+};
+
 static inline unsigned long som_bfn_to_pfn(unsigned long bfn)
 {
 	return bfn << (SOM_BLOCK_SHIFT - PAGE_SHIFT);
+}
+
+/* Chunk frame numbers are physical address >> SOM_CHUNK_SHIFT. */
+static inline unsigned long som_bfn_to_cfn(unsigned long bfn)
+{
+	return bfn >> (SOM_CHUNK_SHIFT - SOM_BLOCK_SHIFT);
 }
 
 int som_pool_init(struct som_pool *pool);
@@ -183,6 +210,11 @@ unsigned long som_pool_owner_used(struct som_pool *pool, const void *owner);
 
 int som_claim_init(struct som_claim *claim);
 void som_claim_destroy(struct som_claim *claim);
+bool som_claim_allows(const struct som_claim *claim, int nid);
+int som_claim_target(const struct som_claim *claim, pgoff_t idx);
+int som_claim_set_policy(struct som_pool *pool, struct som_claim *claim,
+			 enum som_claim_mode mode, const nodemask_t *nodes,
+			 unsigned int interleave_shift);
 int som_pool_reserve(struct som_pool *pool, struct som_claim *claim,
 		     unsigned long nr);
 void som_pool_unreserve(struct som_pool *pool, struct som_claim *claim,
@@ -197,5 +229,20 @@ int som_pool_block_node(struct som_pool *pool, unsigned long bfn,
 			bool *unmovable);
 void som_pool_get_stats(struct som_pool *pool, int nid,
 			struct som_pool_stats *stats);
+
+/* Migration (migrate.c, compact.c) */
+int som_pool_chunk_info(struct som_pool *pool, unsigned long cfn,
+			struct som_chunk_info *info);
+unsigned long som_pool_whole_chunk(struct som_pool *pool,
+				   const struct som_claim *claim, int nid);
+int som_pool_isolate(struct som_pool *pool, unsigned long cfn);
+int som_pool_isolate_owner(struct som_pool *pool, const void *owner);
+void som_pool_unisolate(struct som_pool *pool, unsigned long cfn);
+void som_pool_unisolate_owner(struct som_pool *pool, const void *owner);
+const void *som_pool_block_owner(struct som_pool *pool, unsigned long bfn);
+unsigned long som_pool_alloc_spare(struct som_pool *pool,
+				   const struct som_claim *claim, int nid,
+				   bool exact);
+int som_pool_take_isolated(struct som_pool *pool, unsigned long bfn);
 
 #endif /* _SOM_POOL_H */
