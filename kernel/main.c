@@ -10,6 +10,7 @@
 #include <linux/module.h>
 #include <linux/numa.h>
 
+#include "migrate.h"
 #include "som.h"
 #include "source.h"
 
@@ -58,6 +59,7 @@ static void __exit som_exit(void)
 {
 	som_dev_unregister();
 	som_sysfs_exit();
+	som_compact_exit();
 	som_pool_destroy(&som_pool);
 }
 module_exit(som_exit);

@@ -77,6 +77,27 @@ unsigned long som_mapped_size(struct mm_struct *mm, unsigned long addr)
 }
 
 /**
+ * som_pud_table() - is there a page table under the PUD entry of @addr?
+ * @mm: the address space
+ * @addr: an address inside a som VMA of @mm
+ *
+ * A zap empties a table but does not free it, and a fault maps a 1 GiB
+ * entry only where the PUD entry is empty: under a table, even a GiB in
+ * one chunk gets 2 MiB entries until the table goes (munmap, exit).
+ *
+ * Context: Caller holds @mm's mmap_lock and has looked the VMA up under it.
+ * Return: true if a PMD table is there.
+ */
+bool som_pud_table(struct mm_struct *mm, unsigned long addr)
+{
+	unsigned long span, size;
+
+	mmap_assert_locked(mm);
+	size = som_walk(mm, addr, &span);
+	return size != PUD_SIZE && span < PUD_SIZE;
+}
+
+/**
  * som_count_entries() - the entries that map a som VMA now, by size
  * @vma: a som VMA
  * @entries: incremented: [0] 4 KiB, [1] 2 MiB, [2] 1 GiB entries

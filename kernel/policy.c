@@ -3,12 +3,14 @@
  * SOM_IOC_POLICY: where a region's memory comes from, as mbind() says it
  * for ordinary memory: the faulting CPU's node, a preferred node, a bound
  * set of nodes, or interleaving over nodes by 2 MiB or 1 GiB; and whether
- * it must be physically stable (unmovable).
+ * it must be physically stable (unmovable). Memory the region already
+ * holds moves to follow a new placement (migrate.c).
  */
 #include <linux/nodemask.h>
 #include <linux/uaccess.h>
 #include <uapi/linux/som.h>
 
+#include "migrate.h"
 #include "region.h"
 #include "som.h"
 
@@ -19,7 +21,7 @@
  *
  * Context: Process context.
  * Return: 0; -EFAULT; -EINVAL for a bad mode, flags, reserved fields or
- * nodes; -EBUSY if the region holds memory already.
+ * nodes; the errors of som_migrate_policy().
  */
 long som_ioctl_policy(struct som_region *region,
 		      struct som_policy __user *uarg)
@@ -51,9 +53,9 @@ long som_ioctl_policy(struct som_region *region,
 	    (arg.mode >= SOM_POLICY_BIND && !weight))
 		return -EINVAL;
 
-	return som_region_set_policy(region, (enum som_claim_mode)arg.mode,
-				     &nodes,
-				     arg.flags & SOM_POLICY_INTERLEAVE_1G ?
-				     SOM_CHUNK_SHIFT - SOM_BLOCK_SHIFT : 0,
-				     arg.flags & SOM_POLICY_UNMOVABLE);
+	return som_migrate_policy(region, (enum som_claim_mode)arg.mode,
+				  &nodes,
+				  arg.flags & SOM_POLICY_INTERLEAVE_1G ?
+				  SOM_CHUNK_SHIFT - SOM_BLOCK_SHIFT : 0,
+				  arg.flags & SOM_POLICY_UNMOVABLE);
 }

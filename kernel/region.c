@@ -32,42 +32,15 @@
 
 #include <linux/mm.h>
 #include <linux/sched/mm.h>
+#include <linux/spinlock.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 
+#include "migrate.h"
 #include "pool.h"
 #include "region.h"
 #include "som.h"
-
-#define SOM_PAGES_PER_BLOCK_SHIFT	(SOM_BLOCK_SHIFT - PAGE_SHIFT)
-#define SOM_PAGES_PER_BLOCK		BIT(SOM_PAGES_PER_BLOCK_SHIFT)
-#define SOM_PAGES_PER_CHUNK		BIT(SOM_CHUNK_SHIFT - PAGE_SHIFT)
-
-/*
- * Slot values are xarray value entries: SOM_SLOT_RESERVED, or the block's
- * frame number plus SOM_SLOT_BLOCK. Marks are scratch state that is only
- * ever set and cleared again within one hold of som_region.lock.
- */
-#define SOM_SLOT_RESERVED	xa_mk_value(0)
-#define SOM_SLOT_BLOCK		1UL
-#define SOM_SLOT_NEW		XA_MARK_0	/* reserved by this call */
-#define SOM_SLOT_KEEP		XA_MARK_1	/* another VMA still maps it */
-
-static void *som_slot(unsigned long bfn)
-{
-	return xa_mk_value(bfn + SOM_SLOT_BLOCK);
-}
-
-static bool som_slot_has_block(void *entry)
-{
-	return entry && entry != SOM_SLOT_RESERVED;
-}
-
-static unsigned long som_slot_bfn(void *entry)
-{
-	return xa_to_value(entry) - SOM_SLOT_BLOCK;
-}
 
 static pgoff_t som_vma_first(struct vm_area_struct *vma)
 {
@@ -111,6 +84,11 @@ static void som_region_count(struct som_region *region, long nr)
 			(blkcnt_t)region->nr_blocks << (SOM_BLOCK_SHIFT - 9);
 }
 
+/* Every region whose file is open, for migrations to walk. */
+static LIST_HEAD(som_regions);
+static DEFINE_SPINLOCK(som_regions_lock);
+static unsigned long som_nr_regions;
+
 /**
  * som_region_create() - a new, empty region with no owner yet
  * @pool: where its blocks will come from
@@ -135,7 +113,84 @@ struct som_region *som_region_create(struct som_pool *pool,
 	xa_init(&region->slots);
 	region->mapping = mapping;
 	region->pool = pool;
+	kref_init(&region->ref);
+	spin_lock(&som_regions_lock);
+	list_add_tail(&region->list, &som_regions);
+	som_nr_regions++;
+	spin_unlock(&som_regions_lock);
 	return region;
+}
+
+static void som_region_free(struct kref *ref)
+{
+	struct som_region *region = container_of(ref, struct som_region, ref);
+
+	xa_destroy(&region->slots);
+	som_claim_destroy(&region->claim);
+	mutex_destroy(&region->lock);
+	kfree(region);
+}
+
+/**
+ * som_region_put() - drop a reference taken by som_regions_get()
+ * @region: the region
+ *
+ * Context: Process context.
+ */
+void som_region_put(struct som_region *region)
+{
+	kref_put(&region->ref, som_region_free);
+}
+
+/**
+ * som_regions_get() - every region whose file is open, referenced
+ * @nr: set to the number of regions returned
+ *
+ * A region may die (its file be closed) while the caller holds it: check
+ * @dead under its lock.
+ *
+ * Context: Process context, may sleep.
+ * Return: an array for som_regions_put() (empty if there are none), or
+ * NULL if memory is short.
+ */
+struct som_region **som_regions_get(unsigned long *nr)
+{
+	struct som_region **regions, *region;
+	unsigned long want, n;
+
+	*nr = 0;
+	want = READ_ONCE(som_nr_regions) + 16;
+	for (;;) {
+		regions = kvmalloc_array(want, sizeof(*regions), GFP_KERNEL);
+		if (!regions)
+			return NULL;
+		n = 0;
+		spin_lock(&som_regions_lock);
+		if (som_nr_regions <= want) {
+			list_for_each_entry(region, &som_regions, list) {
+				kref_get(&region->ref);
+				regions[n++] = region;
+			}
+			spin_unlock(&som_regions_lock);
+			*nr = n;
+			return regions;
+		}
+		want = som_nr_regions + 16;
+		spin_unlock(&som_regions_lock);
+		kvfree(regions);
+	}
+}
+
+/**
+ * som_regions_put() - drop what som_regions_get() returned
+ * @regions: its array
+ * @nr: its count
+ */
+void som_regions_put(struct som_region **regions, unsigned long nr)
+{
+	while (nr--)
+		som_region_put(regions[nr]);
+	kvfree(regions);
 }
 
 /*
@@ -241,16 +296,19 @@ static void som_region_release(struct som_region *region, pgoff_t first,
  */
 void som_region_destroy(struct som_region *region)
 {
+	spin_lock(&som_regions_lock);
+	list_del(&region->list);
+	som_nr_regions--;
+	spin_unlock(&som_regions_lock);
+
 	mutex_lock(&region->lock);
 	WARN_ON_ONCE(region->nr_vmas);
 	som_region_release(region, 0, ULONG_MAX);
+	region->dead = true;
 	mutex_unlock(&region->lock);
 	if (region->mm)
 		mmdrop(region->mm);
-	xa_destroy(&region->slots);
-	som_claim_destroy(&region->claim);
-	mutex_destroy(&region->lock);
-	kfree(region);
+	som_region_put(region);
 }
 
 /**
@@ -360,13 +418,20 @@ void som_region_unmap(struct som_region *region, struct vm_area_struct *vma)
 	mutex_unlock(&region->lock);
 }
 
-/*
- * Make sure index @idx holds a block; return its frame number in @bfn.
- * A som file's hole is reserved first, which fails with -ENOMEM when the
- * pool is empty.
+/**
+ * som_region_fill() - make sure a 2 MiB index of the region holds a block
+ * @region: the region
+ * @idx: the index
+ * @bfn: set to the block's frame number
+ *
+ * A som file's hole is reserved first, which fails when the pool is empty.
+ *
+ * Context: Process context, may sleep (it may zero 2 MiB). Caller holds
+ * the region lock.
+ * Return: 0, -EFAULT if nothing maps @idx, -ENOMEM.
  */
-static int som_region_fill(struct som_region *region, pgoff_t idx,
-			   unsigned long *bfn)
+int som_region_fill(struct som_region *region, pgoff_t idx,
+		    unsigned long *bfn)
 {
 	void *entry = xa_load(&region->slots, idx);
 	unsigned long block;
@@ -505,6 +570,9 @@ int som_region_chunk(struct som_region *region, pgoff_t pgoff,
 				    &base);
 	if (!err)
 		*pfn = som_bfn_to_pfn(base);
+	/* No chunk for this GiB: compaction may make one. */
+	if (err == -ENOSPC)
+		som_compact_kick();
 	return err;
 }
 
@@ -688,10 +756,12 @@ int som_region_allocate(struct som_region *region, loff_t from, loff_t to)
 	som_region_reserved(region, idx, last);
 	while (idx <= last) {
 		if (IS_ALIGNED(idx, SOM_BLOCKS_PER_CHUNK) &&
-		    last - idx >= SOM_BLOCKS_PER_CHUNK - 1 &&
-		    !som_region_fill_chunk(region, idx, &bfn)) {
-			idx += SOM_BLOCKS_PER_CHUNK;
-			continue;
+		    last - idx >= SOM_BLOCKS_PER_CHUNK - 1) {
+			if (!som_region_fill_chunk(region, idx, &bfn)) {
+				idx += SOM_BLOCKS_PER_CHUNK;
+				continue;
+			}
+			som_compact_kick();
 		}
 		err = som_region_fill(region, idx, &bfn);
 		if (err)
@@ -731,46 +801,6 @@ void som_region_punch(struct som_region *region, loff_t from, loff_t to)
 		       (loff_t)end << SOM_BLOCK_SHIFT);
 	som_region_release(region, first, end - 1);
 	som_region_zero(region, (loff_t)end << SOM_BLOCK_SHIFT, to);
-}
-
-/**
- * som_region_set_policy() - choose where the region's memory comes from
- * @region: the region
- * @mode: the placement mode
- * @nodes: its nodes (ignored for SOM_CLAIM_LOCAL), already validated
- * @interleave_shift: for SOM_CLAIM_INTERLEAVE, log2 of the blocks per step
- * @unmovable: take memory only from unmovable chunks
- *
- * The policy applies to memory the region does not hold yet, and may be
- * set only while it holds none (before the first mmap() of /dev/som; a
- * som file of size 0), and only by its owner once it has one.
- *
- * Context: Process context. Takes the region lock.
- * Return: 0, -EPERM if another process owns the region, or -EBUSY if the
- * region holds or reserves memory.
- */
-int som_region_set_policy(struct som_region *region,
-			  enum som_claim_mode mode, const nodemask_t *nodes,
-			  unsigned int interleave_shift, bool unmovable)
-{
-	int err = 0;
-
-	mutex_lock(&region->lock);
-	if (region->mm && region->mm != current->mm) {
-		err = -EPERM;
-		goto out_unlock;
-	}
-	if (!xa_empty(&region->slots)) {
-		err = -EBUSY;
-		goto out_unlock;
-	}
-	region->claim.mode = mode;
-	region->claim.nodes = *nodes;
-	region->claim.interleave_shift = interleave_shift;
-	region->claim.unmovable = unmovable;
-out_unlock:
-	mutex_unlock(&region->lock);
-	return err;
 }
 
 /**

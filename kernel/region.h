@@ -8,6 +8,8 @@
 #define _SOM_REGION_H
 
 #include <linux/fs.h>
+#include <linux/kref.h>
+#include <linux/list.h>
 #include <linux/mm_types.h>
 #include <linux/mutex.h>
 #include <linux/xarray.h>
@@ -37,6 +39,11 @@
  *		is a hole, one at or above it is past EOF.
  * @pool:	where the blocks come from
  * @claim:	the region's reservations and placement policy in @pool
+ * @dead:	its file is gone: it holds nothing and @mm and @mapping are
+ *		not to be used; only references taken to walk all regions
+ *		keep the structure
+ * @ref:	the file's reference and the walkers' (som_regions_get())
+ * @list:	entry in the list of all regions, under som_regions_lock
  */
 struct som_region {
 	struct mutex lock;		/* see above */
@@ -47,11 +54,46 @@ struct som_region {
 	struct address_space *mapping;
 	struct som_pool *pool;
 	struct som_claim claim;
+	bool dead;
+	struct kref ref;
+	struct list_head list;
 };
+
+#define SOM_PAGES_PER_BLOCK_SHIFT	(SOM_BLOCK_SHIFT - PAGE_SHIFT)
+#define SOM_PAGES_PER_BLOCK		BIT(SOM_PAGES_PER_BLOCK_SHIFT)
+#define SOM_PAGES_PER_CHUNK		BIT(SOM_CHUNK_SHIFT - PAGE_SHIFT)
+
+/*
+ * Slot values are xarray value entries: SOM_SLOT_RESERVED, or the block's
+ * frame number plus SOM_SLOT_BLOCK. Marks are scratch state that is only
+ * ever set and cleared again within one hold of som_region.lock.
+ */
+#define SOM_SLOT_RESERVED	xa_mk_value(0)
+#define SOM_SLOT_BLOCK		1UL
+#define SOM_SLOT_NEW		XA_MARK_0	/* reserved by this call */
+#define SOM_SLOT_KEEP		XA_MARK_1	/* another VMA still maps it */
+
+static inline void *som_slot(unsigned long bfn)
+{
+	return xa_mk_value(bfn + SOM_SLOT_BLOCK);
+}
+
+static inline bool som_slot_has_block(void *entry)
+{
+	return entry && entry != SOM_SLOT_RESERVED;
+}
+
+static inline unsigned long som_slot_bfn(void *entry)
+{
+	return xa_to_value(entry) - SOM_SLOT_BLOCK;
+}
 
 struct som_region *som_region_create(struct som_pool *pool,
 				     struct address_space *mapping);
 void som_region_destroy(struct som_region *region);
+void som_region_put(struct som_region *region);
+struct som_region **som_regions_get(unsigned long *nr);
+void som_regions_put(struct som_region **regions, unsigned long nr);
 
 static inline void som_region_lock(struct som_region *region)
 {
@@ -77,9 +119,8 @@ int som_region_access(struct som_region *region, loff_t pos, void *buf,
 		      int len, bool write);
 
 /* Placement */
-int som_region_set_policy(struct som_region *region,
-			  enum som_claim_mode mode, const nodemask_t *nodes,
-			  unsigned int interleave_shift, bool unmovable);
+int som_region_fill(struct som_region *region, pgoff_t idx,
+		    unsigned long *bfn);
 int som_region_node(struct som_region *region, pgoff_t pgoff,
 		    bool *unmovable);
 

@@ -37,12 +37,18 @@ struct som_source_name;
 extern const struct vm_operations_struct som_vm_ops;
 extern struct som_fault_stats som_fault_stats;
 int som_vma_mmap(struct som_region *region, struct vm_area_struct *vma);
+void som_vm_zap_range(struct mm_struct *mm, struct som_region *region,
+		      pgoff_t first, pgoff_t end);
+unsigned long som_vm_count(struct mm_struct *mm, struct som_region *region);
+bool som_vm_maps_gib(struct mm_struct *mm, struct som_region *region,
+		     pgoff_t first, bool *table);
 unsigned long som_get_unmapped_area(struct file *file, unsigned long addr,
 				    unsigned long len, unsigned long pgoff,
 				    unsigned long flags);
 
 /* pgsize.c */
 unsigned long som_mapped_size(struct mm_struct *mm, unsigned long addr);
+bool som_pud_table(struct mm_struct *mm, unsigned long addr);
 int som_count_entries(struct vm_area_struct *vma, u64 entries[3]);
 long som_ioctl_mapping(struct som_mapping __user *uarg);
 

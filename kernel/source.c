@@ -6,9 +6,9 @@
  * Adding is all or nothing: the kind (source_*.c) finds the memory and
  * fills in the chunk addresses, then som_source_add() checks them against
  * the pool, adds them with their NUMA node, and publishes the source.
- * Removing asks the pool to let go of the chunks, which it refuses with
- * EBUSY while any block of them is allocated (moving them elsewhere is
- * for migration to do), then hands the memory back through the kind.
+ * Removing first moves the blocks in use out of the source's chunks
+ * (migrate.c), then asks the pool to let go of them, then hands the
+ * memory back through the kind.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -22,6 +22,7 @@
 #include <linux/string.h>
 #include <linux/sysfs.h>
 
+#include "migrate.h"
 #include "som.h"
 #include "source.h"
 
@@ -339,9 +340,14 @@ static void som_source_destroy(struct som_source *src)
  * som_source_remove() - take a source's chunks out of the pool
  * @name: the source's name
  *
+ * Blocks in use are moved elsewhere first.
+ *
  * Context: Process context, may sleep.
- * Return: 0, -ENOENT if there is no such source, or -EBUSY if the pool
- * still needs its memory.
+ * Return: 0; -ENOENT if there is no such source; -EBUSY if an unmovable
+ * chunk of it is in use, the rest of the pool could not cover the
+ * reservations held on it, or a process's mappings were between states
+ * for too long; -ENOSPC if the rest of the pool has no room for the
+ * blocks in use (those already moved stay moved); -EINTR; -ENOMEM.
  */
 int som_source_remove(const char *name)
 {
@@ -354,10 +360,15 @@ int som_source_remove(const char *name)
 		err = -ENOENT;
 		goto out_unlock;
 	}
-	err = som_pool_remove(&som_pool, src);
+	err = som_migrate_evacuate(&som_pool, src);
+	if (!err) {
+		err = som_pool_remove(&som_pool, src);
+		if (err)
+			som_pool_unisolate_owner(&som_pool, src);
+	}
 	if (err) {
-		pr_info_ratelimited("source %s not removed: %llu bytes of it are in use\n",
-				    name,
+		pr_info_ratelimited("source %s not removed (%d): %llu bytes of it are in use\n",
+				    name, err,
 				    (u64)som_pool_owner_used(&som_pool, src) *
 				    SOM_BLOCK_SIZE);
 		goto out_unlock;

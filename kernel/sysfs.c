@@ -2,7 +2,8 @@
 /*
  * /sys/kernel/mm/som: the pool's counters, one value per file, for the
  * whole pool and per NUMA node (nodes/nodeN/); add_range and
- * remove_source for administrators; the sources live in sources/
+ * remove_source for administrators; migration/, compaction's controls
+ * and what migrations have done; the sources live in sources/
  * (source.c). Nothing here shows a physical address.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -16,6 +17,7 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 
+#include "migrate.h"
 #include "som.h"
 #include "source.h"
 
@@ -149,6 +151,106 @@ static ssize_t remove_source_store(struct kobject *kobj,
 
 static struct kobj_attribute remove_source_attr = __ATTR_WO(remove_source);
 
+/* A migration counter: migration/<name>. */
+struct som_migrate_attr {
+	struct kobj_attribute attr;
+	atomic_long_t *count;
+};
+
+static ssize_t som_migrate_attr_show(struct kobject *kobj,
+				     struct kobj_attribute *attr, char *buf)
+{
+	struct som_migrate_attr *mattr = container_of(attr,
+						      struct som_migrate_attr,
+						      attr);
+
+	return sysfs_emit(buf, "%ld\n", atomic_long_read(mattr->count));
+}
+
+#define SOM_MIGRATE_ATTR(_name, _field)					\
+	static struct som_migrate_attr som_migrate_##_name = {		\
+		__ATTR(_name, 0444, som_migrate_attr_show, NULL),	\
+		&som_migrate_stats._field,				\
+	}
+
+SOM_MIGRATE_ATTR(blocks_moved, blocks_moved);
+SOM_MIGRATE_ATTR(bytes_copied, bytes_copied);
+SOM_MIGRATE_ATTR(blocks_evacuated, blocks_evacuated);
+SOM_MIGRATE_ATTR(blocks_placed, blocks_placed);
+SOM_MIGRATE_ATTR(gib_assembled, gib_assembled);
+SOM_MIGRATE_ATTR(compact_runs, compact_runs);
+SOM_MIGRATE_ATTR(compact_failed, compact_failed);
+
+/* Writing 1 runs a compaction pass and returns when it is done. */
+static ssize_t compact_store(struct kobject *kobj, struct kobj_attribute *attr,
+			     const char *buf, size_t count)
+{
+	bool run;
+	int err;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	err = kstrtobool(buf, &run);
+	if (err)
+		return err;
+	if (run)
+		err = som_compact(false);
+	return err ? err : count;
+}
+
+static struct kobj_attribute compact_attr = __ATTR_WO(compact);
+
+static ssize_t compact_rate_show(struct kobject *kobj,
+				 struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", READ_ONCE(som_compact_rate));
+}
+
+static ssize_t compact_rate_store(struct kobject *kobj,
+				  struct kobj_attribute *attr,
+				  const char *buf, size_t count)
+{
+	unsigned int rate;
+	int err;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	err = kstrtouint(buf, 0, &rate);
+	if (err)
+		return err;
+	som_compact_set_rate(rate);
+	return count;
+}
+
+static struct kobj_attribute compact_rate_attr = __ATTR_RW(compact_rate);
+
+static ssize_t compact_running_show(struct kobject *kobj,
+				    struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%d\n", atomic_read(&som_compact_running));
+}
+
+static struct kobj_attribute compact_running_attr = __ATTR_RO(compact_running);
+
+static struct attribute *som_migrate_attrs[] = {
+	&som_migrate_blocks_moved.attr.attr,
+	&som_migrate_bytes_copied.attr.attr,
+	&som_migrate_blocks_evacuated.attr.attr,
+	&som_migrate_blocks_placed.attr.attr,
+	&som_migrate_gib_assembled.attr.attr,
+	&som_migrate_compact_runs.attr.attr,
+	&som_migrate_compact_failed.attr.attr,
+	&compact_attr.attr,
+	&compact_rate_attr.attr,
+	&compact_running_attr.attr,
+	NULL,
+};
+
+static const struct attribute_group som_migrate_group = {
+	.name = "migration",
+	.attrs = som_migrate_attrs,
+};
+
 /* The counters, of the whole pool and of each node. */
 static struct attribute *som_counter_attrs[] = {
 	&som_total_bytes.attr.attr,
@@ -182,6 +284,7 @@ static const struct attribute_group som_pool_group = {
 static const struct attribute_group *som_groups[] = {
 	&som_counter_group,
 	&som_pool_group,
+	&som_migrate_group,
 	NULL,
 };
 

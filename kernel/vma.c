@@ -9,7 +9,8 @@
  * asks for the largest size first and falls back on VM_FAULT_FALLBACK. All
  * three sizes are filled from the region's table, so after a partial
  * munmap() or mprotect() has zapped a 1 GiB entry the remaining pieces
- * refault from the same blocks with the same data.
+ * refault from the same blocks with the same data, and after a migration
+ * has moved blocks (migrate.c) the range refaults from their new place.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -167,31 +168,98 @@ static vm_fault_t som_vm_fault(struct vm_fault *vmf)
 	return som_fault_pte(vmf);
 }
 
-/*
- * Zap what the region's other VMAs map of @vma's offsets. For mremap():
- * move_page_tables() cannot move a PFN 1 GiB entry on 6.12 (get_old_pud()
- * sees a leaf as a bad entry and clears it without a TLB flush), so the
- * source is emptied here, before the move, and @vma refaults from the
- * region's table at the largest size its new address allows.
+/**
+ * som_vm_zap_range() - zap what an mm maps of a range of a region
+ * @mm: the region's owner
+ * @region: the region
+ * @first: first page offset in the region
+ * @end: page offset past the range
+ *
+ * Zapping part of a 1 GiB entry zaps all of it; the rest refaults from
+ * the region's table.
+ *
+ * Context: Caller holds @mm's mmap_lock and the region lock (so that no
+ * fault maps the range again before the caller is done with it).
  */
-static void som_vm_zap_sources(struct vm_area_struct *vma)
+void som_vm_zap_range(struct mm_struct *mm, struct som_region *region,
+		      pgoff_t first, pgoff_t end)
 {
-	VMA_ITERATOR(vmi, vma->vm_mm, 0);
-	pgoff_t first = vma->vm_pgoff, end = first + vma_pages(vma);
-	struct vm_area_struct *src;
+	VMA_ITERATOR(vmi, mm, 0);
+	struct vm_area_struct *vma;
 	pgoff_t from, to;
 
-	for_each_vma(vmi, src) {
-		if (src->vm_ops != &som_vm_ops ||
-		    src->vm_private_data != vma->vm_private_data)
+	mmap_assert_locked(mm);
+	for_each_vma(vmi, vma) {
+		if (vma->vm_ops != &som_vm_ops || vma->vm_private_data != region)
 			continue;
-		from = max(first, src->vm_pgoff);
-		to = min(end, src->vm_pgoff + vma_pages(src));
+		from = max(first, vma->vm_pgoff);
+		to = min(end, vma->vm_pgoff + vma_pages(vma));
 		if (from < to)
-			zap_vma_ptes(src, src->vm_start +
-				     ((from - src->vm_pgoff) << PAGE_SHIFT),
+			zap_vma_ptes(vma, vma->vm_start +
+				     ((from - vma->vm_pgoff) << PAGE_SHIFT),
 				     (to - from) << PAGE_SHIFT);
 	}
+}
+
+/**
+ * som_vm_count() - the VMAs of a region in its owner's VMA tree
+ * @mm: the region's owner
+ * @region: the region
+ *
+ * Context: Caller holds @mm's mmap_lock.
+ * Return: their number. Fewer than the region counts means that a
+ * munmap() has taken some out of the tree but not closed them yet: their
+ * page tables may still map the region's blocks.
+ */
+unsigned long som_vm_count(struct mm_struct *mm, struct som_region *region)
+{
+	VMA_ITERATOR(vmi, mm, 0);
+	struct vm_area_struct *vma;
+	unsigned long nr = 0;
+
+	mmap_assert_locked(mm);
+	for_each_vma(vmi, vma)
+		if (vma->vm_ops == &som_vm_ops && vma->vm_private_data == region)
+			nr++;
+	return nr;
+}
+
+/**
+ * som_vm_maps_gib() - could a 1 GiB entry map a GiB of a region?
+ * @mm: the region's owner
+ * @region: the region
+ * @first: page offset of the GiB in the region, 1 GiB aligned
+ * @table: set if a page table lies under the address that maps the GiB
+ *	(see som_pud_table()): then it gets 1 GiB entries only once the
+ *	table is gone
+ *
+ * Context: Caller holds @mm's mmap_lock.
+ * Return: whether the CPU has 1 GiB pages and some VMA of @region maps
+ * the whole GiB at a 1 GiB aligned address.
+ */
+bool som_vm_maps_gib(struct mm_struct *mm, struct som_region *region,
+		     pgoff_t first, bool *table)
+{
+	VMA_ITERATOR(vmi, mm, 0);
+	struct vm_area_struct *vma;
+	unsigned long addr;
+
+	mmap_assert_locked(mm);
+	if (!IS_ENABLED(CONFIG_HAVE_ARCH_TRANSPARENT_HUGEPAGE_PUD) ||
+	    !som_has_pud_pages())
+		return false;
+	for_each_vma(vmi, vma) {
+		if (vma->vm_ops != &som_vm_ops || vma->vm_private_data != region ||
+		    first < vma->vm_pgoff ||
+		    first + SOM_PAGES_PER_CHUNK > vma->vm_pgoff + vma_pages(vma))
+			continue;
+		addr = vma->vm_start + ((first - vma->vm_pgoff) << PAGE_SHIFT);
+		if (IS_ALIGNED(addr, PUD_SIZE)) {
+			*table = som_pud_table(mm, addr);
+			return true;
+		}
+	}
+	return false;
 }
 
 /*
@@ -207,13 +275,18 @@ static void som_vm_open(struct vm_area_struct *vma)
 	if (find_vma_intersection(vma->vm_mm, vma->vm_start, vma->vm_end))
 		return;
 	/*
-	 * Under the region lock: a fault on another VMA of the region (under
-	 * its VMA lock only) could otherwise put a 1 GiB entry back in the
-	 * middle of the zap, which would then find it where it expects a
-	 * table.
+	 * An mremap() move: move_page_tables() cannot move a PFN 1 GiB
+	 * entry on 6.12 (get_old_pud() sees a leaf as a bad entry and clears
+	 * it without a TLB flush), so the source is emptied here, before the
+	 * move, and the new VMA refaults from the region's table at the
+	 * largest size its address allows. Under the region lock: a fault
+	 * on another VMA of the region (under its VMA lock only) could
+	 * otherwise put a 1 GiB entry back in the middle of the zap, which
+	 * would then find it where it expects a table.
 	 */
 	som_region_lock(region);
-	som_vm_zap_sources(vma);
+	som_vm_zap_range(vma->vm_mm, region, vma->vm_pgoff,
+			 vma->vm_pgoff + vma_pages(vma));
 	som_region_unlock(region);
 }
 
