@@ -2,7 +2,8 @@
 /*
  * Pool source selftests: each kind of source is added at run time, used
  * by a process (1 GiB entries where the memory allows), refused removal
- * while in use, and removed again, with the pool's accounting checked
+ * while in use where its memory cannot move (som_migrate_test moves it),
+ * and removed again, with the pool's accounting checked
  * exactly at each step; NUMA placement policies and unmovable chunks.
  *
  * Needs som.ko loaded with its boot range, root, and the test VM's extra
@@ -20,108 +21,12 @@
 
 #include "kselftest_harness.h"
 #include "som_util.h"
+#include "som_pool_util.h"
 
 #ifndef MFD_HUGE_1GB
 #define MFD_HUGE_1GB (30U << 26)
 #endif
 #define HUGE_FREE "/sys/kernel/mm/hugepages/hugepages-1048576kB/free_hugepages"
-
-/* SIZE@START with G suffixes, as the VM passes them. */
-static int parse_range(const char *s, uint64_t *size, uint64_t *start)
-{
-	char *end;
-
-	if (!s)
-		return 0;
-	*size = strtoull(s, &end, 10) << 30;
-	if (*end != 'G' || end[1] != '@')
-		return 0;
-	*start = strtoull(end + 2, &end, 10) << 30;
-	return *end == 'G' && !end[1];
-}
-
-/* A sysfs file of a source, as text without the newline ("" if none). */
-static const char *src_attr(const char *name, const char *attr)
-{
-	static char buf[128];
-	char path[256];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), SOM_SYSFS "sources/%s/%s", name, attr);
-	buf[0] = '\0';
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return buf;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	buf[n > 0 ? n : 0] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	return buf;
-}
-
-static long long node_stat(int nid, const char *attr)
-{
-	char name[64];
-
-	snprintf(name, sizeof(name), "nodes/node%d/%s", nid, attr);
-	return som_stat(name);
-}
-
-static int nr_sources(void)
-{
-	DIR *d = opendir(SOM_SYSFS "sources");
-	struct dirent *de;
-	int n = 0;
-
-	while (d && (de = readdir(d)))
-		n += de->d_name[0] != '.';
-	if (d)
-		closedir(d);
-	return n;
-}
-
-static void args_init(struct som_source_args *a, uint32_t kind)
-{
-	memset(a, 0, sizeof(*a));
-	a->kind = kind;
-	a->fd = -1;
-	a->node = -1;
-}
-
-static int src_add(int dev, struct som_source_args *a)
-{
-	return ioctl(dev, SOM_IOC_SOURCE_ADD, a) ? -errno : 0;
-}
-
-static int src_remove(int dev, const char *name)
-{
-	struct som_source_name n;
-
-	memset(&n, 0, sizeof(n));
-	snprintf(n.name, sizeof(n.name), "%s", name);
-	return ioctl(dev, SOM_IOC_SOURCE_REMOVE, &n) ? -errno : 0;
-}
-
-/* Set a policy: @mode over the nodes of @mask, with @flags. */
-static int set_policy(int fd, uint32_t mode, uint64_t mask, uint32_t flags)
-{
-	struct som_policy p;
-
-	memset(&p, 0, sizeof(p));
-	p.mode = mode;
-	p.flags = flags;
-	p.nodes[0] = mask;
-	return ioctl(fd, SOM_IOC_POLICY, &p) ? -errno : 0;
-}
-
-/* Where the memory behind @addr lies: node, flags and entry size. */
-static int placement(int fd, const void *addr, struct som_mapping *m)
-{
-	memset(m, 0, sizeof(*m));
-	m->addr = (uintptr_t)addr;
-	return ioctl(fd, SOM_IOC_MAPPING, m) ? -errno : 0;
-}
 
 static void pin_cpu(int cpu)
 {
@@ -253,7 +158,13 @@ static void use_source(struct __test_metadata *_metadata, int dev,
 		  m.out_flags);
 	EXPECT_EQ(atoi(src_attr(name, "nodes")), m.node);
 	EXPECT_EQ((long long)GiB, atoll(src_attr(name, "used_bytes")));
-	EXPECT_EQ(-EBUSY, src_remove(dev, name));
+	/*
+	 * In use: unmovable memory never moves; movable memory bound to the
+	 * source's node has nowhere else to go there.
+	 */
+	EXPECT_EQ(flags & SOM_POLICY_UNMOVABLE ? -EBUSY : -ENOSPC,
+		  src_remove(dev, name));
+	EXPECT_EQ(-1, som_check(p, 0, GiB, 4096, 7));
 	munmap(p, GiB);
 	close(fd);
 }
@@ -621,8 +532,9 @@ TEST_F(source, numa_policies_place_blocks)
 	p[0] = 1;
 	ASSERT_EQ(0, placement(fd, p, &m));
 	EXPECT_EQ(1, m.node);
-	/* The policy is fixed once the region holds memory. */
-	EXPECT_EQ(-EBUSY, set_policy(fd, SOM_POLICY_LOCAL, 0, 0));
+	/* The kind is fixed once the region holds memory. */
+	EXPECT_EQ(-EBUSY, set_policy(fd, SOM_POLICY_BIND, 2,
+				     SOM_POLICY_UNMOVABLE));
 	munmap(p, 2 * MiB);
 	close(fd);
 
@@ -631,7 +543,8 @@ TEST_F(source, numa_policies_place_blocks)
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, set_policy(fd, SOM_POLICY_BIND, 2, 0));
 	ASSERT_EQ(0, ftruncate(fd, 2 * MiB));
-	EXPECT_EQ(-EBUSY, set_policy(fd, SOM_POLICY_LOCAL, 0, 0));
+	EXPECT_EQ(-EBUSY, set_policy(fd, SOM_POLICY_BIND, 2,
+				     SOM_POLICY_UNMOVABLE));
 	p = mmap(NULL, 2 * MiB, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	ASSERT_NE(MAP_FAILED, p);
 	p[0] = 1;

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the pool tests share: sources, per-node counters, policies and
+ * where a mapping's memory lies. Include after som_util.h.
+ */
+#ifndef SOM_POOL_UTIL_H
+#define SOM_POOL_UTIL_H
+
+#include <dirent.h>
+
+/* SIZE@START with G suffixes, as the VM passes them. */
+static inline int parse_range(const char *s, uint64_t *size, uint64_t *start)
+{
+	char *end;
+
+	if (!s)
+		return 0;
+	*size = strtoull(s, &end, 10) << 30;
+	if (*end != 'G' || end[1] != '@')
+		return 0;
+	*start = strtoull(end + 2, &end, 10) << 30;
+	return *end == 'G' && !end[1];
+}
+
+/* A sysfs file of a source, as text without the newline ("" if none). */
+static inline const char *src_attr(const char *name, const char *attr)
+{
+	static char buf[128];
+	char path[256];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), SOM_SYSFS "sources/%s/%s", name, attr);
+	buf[0] = '\0';
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return buf;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return buf;
+}
+
+static inline long long node_stat(int nid, const char *attr)
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), "nodes/node%d/%s", nid, attr);
+	return som_stat(name);
+}
+
+static inline int nr_sources(void)
+{
+	DIR *d = opendir(SOM_SYSFS "sources");
+	struct dirent *de;
+	int n = 0;
+
+	while (d && (de = readdir(d)))
+		n += de->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static inline void args_init(struct som_source_args *a, uint32_t kind)
+{
+	memset(a, 0, sizeof(*a));
+	a->kind = kind;
+	a->fd = -1;
+	a->node = -1;
+}
+
+static inline int src_add(int dev, struct som_source_args *a)
+{
+	return ioctl(dev, SOM_IOC_SOURCE_ADD, a) ? -errno : 0;
+}
+
+static inline int src_remove(int dev, const char *name)
+{
+	struct som_source_name n;
+
+	memset(&n, 0, sizeof(n));
+	snprintf(n.name, sizeof(n.name), "%s", name);
+	return ioctl(dev, SOM_IOC_SOURCE_REMOVE, &n) ? -errno : 0;
+}
+
+/* Set a policy: @mode over the nodes of @mask, with @flags. */
+static inline int set_policy(int fd, uint32_t mode, uint64_t mask, uint32_t flags)
+{
+	struct som_policy p;
+
+	memset(&p, 0, sizeof(p));
+	p.mode = mode;
+	p.flags = flags;
+	p.nodes[0] = mask;
+	return ioctl(fd, SOM_IOC_POLICY, &p) ? -errno : 0;
+}
+
+/* Where the memory behind @addr lies: node, flags and entry size. */
+static inline int placement(int fd, const void *addr, struct som_mapping *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->addr = (uintptr_t)addr;
+	return ioctl(fd, SOM_IOC_MAPPING, m) ? -errno : 0;
+}
+
+#endif /* SOM_POOL_UTIL_H */
