@@ -51,8 +51,9 @@ void usage(void)
 		"       %s add hugetlb GIB [--node N] [--unmovable] [--name NAME] [--wait]\n"
 		"       %s add buddy GIB [--node N] [--unmovable] [--name NAME] [--wait]\n"
 		"       %s add dax DEVICE [--unmovable] [--wait]\n"
-		"       %s remove NAME\n",
-		prog, prog, prog, prog, prog, prog, prog);
+		"       %s remove NAME\n"
+		"       %s compact\n",
+		prog, prog, prog, prog, prog, prog, prog, prog);
 	exit(2);
 }
 
@@ -68,7 +69,7 @@ const char *why(int err, int kind)
 		return "no such source";
 	case EBUSY:
 		if (kind == -1)
-			return "busy: some of its memory is in use (see used_bytes), or reserved by mappings the rest of the pool could not cover";
+			return "busy: an unmovable chunk of it is in use (see used_bytes), or memory reserved on it has nowhere else to go";
 		return kind == SOM_SOURCE_HUGETLB ?
 		       "busy: the file is mapped, or a page of it has another user" :
 		       "busy: the memory is in the pool already, or a driver still claims it";
@@ -78,6 +79,8 @@ const char *why(int err, int kind)
 		       "out of memory";
 	case ENODEV:
 		return "this kernel cannot provide that kind of memory";
+	case ENOSPC:
+		return "no room: the rest of the pool cannot take the memory in use (on the nodes its owners' policies allow)";
 	case EINVAL:
 		return "refused (the kernel log says why: dmesg | grep som)";
 	default:
@@ -199,6 +202,8 @@ int main(int argc, char **argv)
 		add_cmd(argc - 1, argv + 1);
 	else if (!strcmp(argv[1], "remove") && argc == 3)
 		remove_cmd(argv[2]);
+	else if (!strcmp(argv[1], "compact") && argc == 2)
+		compact_cmd();
 	else
 		usage();
 	return 0;

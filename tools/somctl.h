@@ -32,4 +32,7 @@ void ps_cmd(int argc, char **argv);
 void add_cmd(int argc, char **argv);
 void remove_cmd(const char *name);
 
+/* compact.c */
+void compact_cmd(void);
+
 #endif
