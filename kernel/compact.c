@@ -112,8 +112,10 @@ static pgoff_t som_compact_next(struct som_mover *mv, pgoff_t from)
 /*
  * The chunk to assemble the GiB at @first of a locked region in, every
  * index of which holds a block: the one that costs fewest copies, counting
- * the other regions' blocks to move out of it. SOM_NO_BLOCK if none will
- * do; *@foreign is set to the number of blocks to move out.
+ * the other regions' blocks to move out of it, on the node the policy
+ * wants the GiB on if it names one (preferred, interleaved by the GiB)
+ * and a chunk there will do. SOM_NO_BLOCK if none will do; *@foreign is
+ * set to the number of blocks to move out.
  */
 static unsigned long som_compact_target(struct som_mover *mv, pgoff_t first,
 					struct som_chunk_count *counts,
@@ -123,8 +125,12 @@ static unsigned long som_compact_target(struct som_mover *mv, pgoff_t first,
 	unsigned int i, j, nr = 0, cost, best_cost = UINT_MAX;
 	unsigned long cfn, best = SOM_NO_BLOCK;
 	struct som_chunk_info info;
-	int home = NUMA_NO_NODE;
+	int want = NUMA_NO_NODE, home = NUMA_NO_NODE;
 	bool unmovable;
+
+	if (region->claim.mode == SOM_CLAIM_PREFERRED ||
+	    region->claim.mode == SOM_CLAIM_INTERLEAVE)
+		want = som_claim_target(&region->claim, first);
 
 	for (i = 0; i < SOM_BLOCKS_PER_CHUNK; i++) {
 		cfn = som_bfn_to_cfn(som_slot_bfn(xa_load(&region->slots,
@@ -142,6 +148,9 @@ static unsigned long som_compact_target(struct som_mover *mv, pgoff_t first,
 			continue;
 		cost = 2 * SOM_BLOCKS_PER_CHUNK - 2 * counts[j].nr -
 		       info.nr_free;
+		/* Off the wanted node: only if nothing on it will do. */
+		if (want != NUMA_NO_NODE && info.nid != want)
+			cost += 2 * SOM_BLOCKS_PER_CHUNK;
 		if (cost < best_cost) {
 			best_cost = cost;
 			best = counts[j].cfn;
@@ -152,7 +161,9 @@ static unsigned long som_compact_target(struct som_mover *mv, pgoff_t first,
 	}
 	/* A wholly free chunk costs a copy of each block. */
 	if (best_cost > SOM_BLOCKS_PER_CHUNK) {
-		if (home == NUMA_NO_NODE)
+		if (want != NUMA_NO_NODE)
+			home = want;
+		else if (home == NUMA_NO_NODE)
 			home = som_pool_block_node(region->pool,
 						   som_slot_bfn(xa_load(&region->slots, first)),
 						   &unmovable);
