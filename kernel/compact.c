@@ -143,7 +143,7 @@ static unsigned long som_compact_target(struct som_mover *mv, pgoff_t first,
 	}
 	for (j = 0; j < nr; j++) {
 		if (som_pool_chunk_info(region->pool, counts[j].cfn, &info) ||
-		    info.unmovable || info.isolated ||
+		    info.unmovable || info.isolated || info.assembling ||
 		    !som_claim_allows(&region->claim, info.nid))
 			continue;
 		cost = 2 * SOM_BLOCKS_PER_CHUNK - 2 * counts[j].nr -
@@ -209,7 +209,7 @@ static int som_compact_gib(struct som_region *region, pgoff_t first,
 	if (!err) {
 		cfn = som_compact_target(&mv, first, counts, &foreign);
 		err = cfn == SOM_NO_BLOCK ? -ENOSPC :
-		      som_pool_isolate(region->pool, cfn);
+		      som_pool_assemble_begin(region->pool, cfn);
 	}
 	som_mover_unlock(&mv);
 	if (err)
@@ -225,7 +225,7 @@ static int som_compact_gib(struct som_region *region, pgoff_t first,
 			som_mover_unlock(&mv);
 		}
 	}
-	som_pool_unisolate(region->pool, cfn);
+	som_pool_assemble_end(region->pool, cfn);
 	if (!err)
 		atomic_long_inc(&som_migrate_stats.gib_assembled);
 out_unlock:

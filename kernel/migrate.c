@@ -31,10 +31,13 @@
  * claim never moves.
  *
  * A GiB whose 512 blocks must end up in one chunk, in order, so that a
- * 1 GiB entry can map it again, is assembled there: the chunk is isolated
- * (nothing else is allocated from it), any other region's blocks in it are
+ * 1 GiB entry can map it again, is assembled there: the chunk is set
+ * aside (only a fault that finds no other free block takes one from it,
+ * and then the assembly gives up), any other region's blocks in it are
  * moved out, and then the GiB's blocks are moved in, chain by chain, with
- * a 2 MiB bounce buffer for blocks that only swap places inside it.
+ * a 2 MiB bounce buffer for blocks that only swap places inside it. The
+ * chunk's free blocks count as free all along: setting it aside costs
+ * reservations nothing.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -250,7 +253,8 @@ static void som_assemble_chain(struct som_mover *mv, struct som_assembly *as,
  * @mv: the locked region
  * @first: the GiB's first 2 MiB index, 1 GiB aligned; each of its 512
  *	indices holds a block
- * @cfn: an isolated chunk that holds no block but the GiB's own
+ * @cfn: a chunk set aside by som_pool_assemble_begin() that holds no
+ *	block but the GiB's own
  * @as: scratch space
  *
  * Afterwards index first + i holds block i of the chunk, so the next
@@ -281,14 +285,15 @@ int som_mover_assemble(struct som_mover *mv, pgoff_t first,
 		inside++;
 		placed += as->cur[i] == base + i;
 	}
-	if (som_pool_chunk_info(pool, cfn, &info) || !info.isolated ||
+	if (som_pool_chunk_info(pool, cfn, &info) || !info.assembling ||
 	    info.nr_free + inside != SOM_BLOCKS_PER_CHUNK)
 		return -EBUSY;
 	if (placed == SOM_BLOCKS_PER_CHUNK)
 		return 0;
 	/* Take the free blocks first: nothing has changed if one fails. */
 	for (i = 0; i < SOM_BLOCKS_PER_CHUNK; i++) {
-		if (as->occupant[i] == -1 && som_pool_take_isolated(pool, base + i)) {
+		if (as->occupant[i] == -1 &&
+		    som_pool_assemble_take(pool, base + i)) {
 			while (i--)
 				if (as->occupant[i] == -1)
 					som_pool_free_block(pool, base + i);
@@ -362,11 +367,11 @@ static int som_mover_move_gib(struct som_mover *mv, pgoff_t first, int nid,
 	if (cfn == SOM_NO_BLOCK || som_pool_chunk_info(pool, cfn, &info) ||
 	    (exact && info.nid != nid))
 		return -ENOSPC;
-	err = som_pool_isolate(pool, cfn);
+	err = som_pool_assemble_begin(pool, cfn);
 	if (err)
 		return err;
 	err = som_mover_assemble(mv, first, cfn, as);
-	som_pool_unisolate(pool, cfn);
+	som_pool_assemble_end(pool, cfn);
 	return err;
 }
 

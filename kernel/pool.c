@@ -186,6 +186,32 @@ static unsigned int som_set_pick_block(struct som_pool *pool,
 	return SOM_BLOCKS_PER_CHUNK;
 }
 
+/*
+ * A fault's last resort: a free block of a chunk of @set that a GiB is
+ * being assembled in. The assembly finds the chunk changed and gives up.
+ */
+static unsigned int som_set_pick_assembling(struct som_pool *pool,
+					    struct som_pool_set *set,
+					    struct som_chunk **chunkp)
+{
+	struct som_chunk *chunk;
+	unsigned int i;
+
+	list_for_each_entry(chunk, &pool->chunks, list) {
+		if (!chunk->assembling || !chunk->nr_free ||
+		    som_chunk_set(pool, chunk) != set)
+			continue;
+		i = som_chunk_find(pool, chunk, true);
+		if (i == SOM_BLOCKS_PER_CHUNK)
+			i = som_chunk_find(pool, chunk, false);
+		if (i < SOM_BLOCKS_PER_CHUNK) {
+			*chunkp = chunk;
+			return i;
+		}
+	}
+	return SOM_BLOCKS_PER_CHUNK;
+}
+
 /* A whole free chunk of @set, a fully zeroed one first, or NULL. */
 static struct som_chunk *som_set_pick_chunk(struct som_pool *pool,
 					    struct som_pool_set *set)
@@ -356,6 +382,8 @@ unsigned long som_pool_alloc_block(struct som_pool *pool,
 		}
 		set = som_pool_set(pool, nid, claim->unmovable);
 		i = som_set_pick_block(pool, set, som_pick_fault, &chunk);
+		if (i == SOM_BLOCKS_PER_CHUNK)
+			i = som_set_pick_assembling(pool, set, &chunk);
 		if (i < SOM_BLOCKS_PER_CHUNK)
 			break;
 		/* The only free block of the set is the one being zeroed. */
@@ -943,6 +971,9 @@ static int som_pool_isolate_owner_locked(struct som_pool *pool,
 
 	lockdep_assert_held(&pool->lock);
 	list_for_each_entry(chunk, &pool->chunks, list)
+		if (chunk->owner == owner && chunk->assembling)
+			return -EBUSY;
+	list_for_each_entry(chunk, &pool->chunks, list)
 		if (chunk->owner == owner && !chunk->isolated)
 			som_chunk_count(pool, chunk, -(long)chunk->nr_free, 0);
 	if (som_pool_covers_reservations(pool)) {
@@ -1044,6 +1075,7 @@ int som_pool_chunk_info(struct som_pool *pool, unsigned long cfn,
 		info->nid = chunk->nid;
 		info->unmovable = chunk->unmovable;
 		info->isolated = chunk->isolated;
+		info->assembling = chunk->assembling;
 		info->nr_free = chunk->nr_free;
 	}
 	spin_unlock(&pool->lock);
@@ -1088,19 +1120,22 @@ unsigned long som_pool_whole_chunk(struct som_pool *pool,
 EXPORT_SYMBOL_IF_KUNIT(som_pool_whole_chunk);
 
 /**
- * som_pool_isolate() - isolate one chunk, to assemble a GiB in it
+ * som_pool_assemble_begin() - set one chunk aside, to assemble a GiB in it
  * @pool: the pool
  * @cfn: the chunk's frame number
  *
- * Until som_pool_unisolate(), nothing is allocated from the chunk; its
- * blocks that are in use stay in use, and the ones freed stay free.
+ * Until som_pool_assemble_end(), blocks are allocated from the chunk only
+ * for faults that find no other free block of its set; its blocks in use
+ * stay in use, and the ones freed stay free. Its free blocks still count
+ * as free: reservations lose nothing. The assembler takes them with
+ * som_pool_assemble_take().
  *
  * Context: Takes the pool lock.
- * Return: 0; -ENOENT if there is no such chunk; -EBUSY if it is isolated
- * already, or its set could not cover its reservations without it;
+ * Return: 0; -ENOENT if there is no such chunk; -EBUSY if it is set aside
+ * already, or its set has too little room to take its free blocks;
  * -EPERM if it is unmovable.
  */
-int som_pool_isolate(struct som_pool *pool, unsigned long cfn)
+int som_pool_assemble_begin(struct som_pool *pool, unsigned long cfn)
 {
 	struct som_pool_set *set;
 	struct som_chunk *chunk;
@@ -1113,37 +1148,42 @@ int som_pool_isolate(struct som_pool *pool, unsigned long cfn)
 		goto out_unlock;
 	}
 	set = som_chunk_set(pool, chunk);
-	if (chunk->unmovable)
+	if (chunk->unmovable) {
 		err = -EPERM;
-	else if (chunk->isolated ||
-		 som_set_spare(set) < chunk->nr_free)
+	} else if (chunk->isolated || chunk->assembling ||
+		   som_set_spare(set) < chunk->nr_free) {
 		err = -EBUSY;
-	else
-		som_chunk_isolate(pool, chunk);
+	} else {
+		list_del_init(&chunk->set_list);
+		chunk->assembling = true;
+	}
 out_unlock:
 	spin_unlock(&pool->lock);
 	return err;
 }
-EXPORT_SYMBOL_IF_KUNIT(som_pool_isolate);
+EXPORT_SYMBOL_IF_KUNIT(som_pool_assemble_begin);
 
 /**
- * som_pool_unisolate() - give an isolated chunk back to its set
+ * som_pool_assemble_end() - give a chunk set aside back to its set
  * @pool: the pool
  * @cfn: the chunk's frame number
  *
  * Context: Takes the pool lock.
  */
-void som_pool_unisolate(struct som_pool *pool, unsigned long cfn)
+void som_pool_assemble_end(struct som_pool *pool, unsigned long cfn)
 {
 	struct som_chunk *chunk;
 
 	spin_lock(&pool->lock);
 	chunk = som_pool_find(pool, cfn);
-	if (!WARN_ON_ONCE(!chunk || !chunk->isolated))
-		som_chunk_unisolate(pool, chunk);
+	if (!WARN_ON_ONCE(!chunk || !chunk->assembling)) {
+		chunk->assembling = false;
+		list_add_tail(&chunk->set_list,
+			      &som_chunk_set(pool, chunk)->chunks);
+	}
 	spin_unlock(&pool->lock);
 }
-EXPORT_SYMBOL_IF_KUNIT(som_pool_unisolate);
+EXPORT_SYMBOL_IF_KUNIT(som_pool_assemble_end);
 
 /**
  * som_pool_isolate_owner() - isolate every chunk of an owner, to empty them
@@ -1263,18 +1303,20 @@ unsigned long som_pool_alloc_spare(struct som_pool *pool,
 EXPORT_SYMBOL_IF_KUNIT(som_pool_alloc_spare);
 
 /**
- * som_pool_take_isolated() - allocate a given free block of an isolated chunk
+ * som_pool_assemble_take() - allocate a given free block of a chunk a GiB
+ *	is being assembled in
  * @pool: the pool
  * @bfn: the block
  *
- * For assembling a GiB in a chunk isolated for it: the caller copies into
- * the block, so it is not zeroed. Waits if the zeroing worker is on it.
+ * The caller copies into the block, so it is not zeroed. Like a spare
+ * block, it comes from what no claim has reserved. Waits if the zeroing
+ * worker is on it.
  *
  * Context: Process context, may sleep. Takes the pool lock.
- * Return: 0, or -EINVAL if the block is not a free block of an isolated
- * chunk.
+ * Return: 0; -EINVAL if the block is not a free block of such a chunk
+ * (a fault took it); -ENOSPC if its set has no unreserved block left.
  */
-int som_pool_take_isolated(struct som_pool *pool, unsigned long bfn)
+int som_pool_assemble_take(struct som_pool *pool, unsigned long bfn)
 {
 	unsigned int i = bfn & (SOM_BLOCKS_PER_CHUNK - 1);
 	struct som_chunk *chunk;
@@ -1283,9 +1325,14 @@ int som_pool_take_isolated(struct som_pool *pool, unsigned long bfn)
 	for (;;) {
 		spin_lock(&pool->lock);
 		chunk = som_pool_find(pool, som_bfn_to_cfn(bfn));
-		if (!chunk || !chunk->isolated || !test_bit(i, chunk->free)) {
+		if (!chunk || !chunk->assembling ||
+		    !test_bit(i, chunk->free)) {
 			spin_unlock(&pool->lock);
 			return -EINVAL;
+		}
+		if (!som_set_spare(som_chunk_set(pool, chunk))) {
+			spin_unlock(&pool->lock);
+			return -ENOSPC;
 		}
 		if (pool->zeroing != bfn)
 			break;
@@ -1295,7 +1342,7 @@ int som_pool_take_isolated(struct som_pool *pool, unsigned long bfn)
 	spin_unlock(&pool->lock);
 	return 0;
 }
-EXPORT_SYMBOL_IF_KUNIT(som_pool_take_isolated);
+EXPORT_SYMBOL_IF_KUNIT(som_pool_assemble_take);
 
 /**
  * som_pool_get_stats() - snapshot of the pool's counters

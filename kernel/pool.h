@@ -39,10 +39,14 @@
  *		chunk write-back (PAT) and what the zeroing worker writes through
  * @nid:	NUMA node of the memory
  * @unmovable:	blocks here are promised never to move (see struct som_claim)
- * @isolated:	taken out of its set for a migration (a compaction target or
- *		a chunk being evacuated): no allocation picks its free blocks
- *		and its set's counters leave them out, so the set's promise
- *		to reservations does not depend on them
+ * @isolated:	taken out of its set to be evacuated: no allocation picks
+ *		its free blocks and its set's counters leave them out, so the
+ *		set's promise to reservations does not depend on them
+ * @assembling:	a GiB is being assembled in it (compaction, or a GiB that
+ *		moves whole): off its set's list, so that allocations pick
+ *		its free blocks only when no other chunk of the set has one,
+ *		but still counted, so that setting it aside takes no room
+ *		from reservations
  * @nr_free:	number of bits set in @free
  * @nr_dirty:	number of bits set in @dirty
  * @free:	blocks not handed to any region
@@ -63,6 +67,7 @@ struct som_chunk {
 	int nid;
 	bool unmovable;
 	bool isolated;
+	bool assembling;
 	unsigned int nr_free;
 	unsigned int nr_dirty;
 	DECLARE_BITMAP(free, SOM_BLOCKS_PER_CHUNK);
@@ -71,7 +76,8 @@ struct som_chunk {
 
 /**
  * struct som_pool_set - the chunks of one NUMA node and one kind
- * @chunks:	its chunks that are not isolated, in the order they were added
+ * @chunks:	its chunks that are neither isolated nor being assembled in,
+ *		in the order they were added
  * @nr_chunks:	chunks in the set, isolated ones included
  * @nr_free:	blocks not handed to any region (zeroed or dirty), in chunks
  *		that are not isolated
@@ -176,12 +182,14 @@ struct som_pool_stats {
  * @nid:	its NUMA node
  * @unmovable:	whether it is unmovable
  * @isolated:	whether it is isolated
+ * @assembling:	whether a GiB is being assembled in it
  * @nr_free:	its free blocks
  */
 struct som_chunk_info {
 	int nid;
 	bool unmovable;
 	bool isolated;
+	bool assembling;
 	unsigned int nr_free;
 };
 
@@ -235,14 +243,14 @@ int som_pool_chunk_info(struct som_pool *pool, unsigned long cfn,
 			struct som_chunk_info *info);
 unsigned long som_pool_whole_chunk(struct som_pool *pool,
 				   const struct som_claim *claim, int nid);
-int som_pool_isolate(struct som_pool *pool, unsigned long cfn);
+int som_pool_assemble_begin(struct som_pool *pool, unsigned long cfn);
 int som_pool_isolate_owner(struct som_pool *pool, const void *owner);
-void som_pool_unisolate(struct som_pool *pool, unsigned long cfn);
+void som_pool_assemble_end(struct som_pool *pool, unsigned long cfn);
 void som_pool_unisolate_owner(struct som_pool *pool, const void *owner);
 const void *som_pool_block_owner(struct som_pool *pool, unsigned long bfn);
 unsigned long som_pool_alloc_spare(struct som_pool *pool,
 				   const struct som_claim *claim, int nid,
 				   bool exact);
-int som_pool_take_isolated(struct som_pool *pool, unsigned long bfn);
+int som_pool_assemble_take(struct som_pool *pool, unsigned long bfn);
 
 #endif /* _SOM_POOL_H */

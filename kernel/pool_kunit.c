@@ -499,6 +499,52 @@ static void som_pool_test_remove_refuses_chunks_in_use(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, som_test_total(), som_test_stats().zeroed_bytes);
 }
 
+/*
+ * A chunk set aside to assemble a GiB in still counts as free; faults take
+ * its blocks only when no other chunk has one, and the assembler takes
+ * only blocks nobody has reserved.
+ */
+static void som_pool_test_a_chunk_set_aside_still_counts(struct kunit *test)
+{
+	unsigned long nr = som_test_blocks() - SOM_BLOCKS_PER_CHUNK;
+	unsigned long first, last, cfn, base, *bfn, i;
+	u64 free;
+
+	bfn = kunit_kcalloc(test, nr, sizeof(*bfn), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, bfn);
+	som_test_alloc(test, &first, 1);
+	cfn = som_bfn_to_cfn(first);
+	base = cfn * SOM_BLOCKS_PER_CHUNK;
+	free = som_test_stats().free_bytes;
+	KUNIT_ASSERT_EQ(test, 0, som_pool_assemble_begin(&som_test_pool, cfn));
+	KUNIT_EXPECT_EQ(test, -EBUSY,
+			som_pool_assemble_begin(&som_test_pool, cfn));
+	KUNIT_EXPECT_EQ(test, free, som_test_stats().free_bytes);
+
+	/* Every other chunk's blocks go first, then one of this one's. */
+	som_test_alloc(test, bfn, nr);
+	for (i = 0; i < nr; i++)
+		KUNIT_EXPECT_NE(test, cfn, som_bfn_to_cfn(bfn[i]));
+	som_test_alloc(test, &last, 1);
+	KUNIT_EXPECT_EQ(test, cfn, som_bfn_to_cfn(last));
+	KUNIT_EXPECT_EQ(test, -EINVAL,
+			som_pool_assemble_take(&som_test_pool, last));
+
+	for (i = base; i == first || i == last; i++)
+		;
+	KUNIT_EXPECT_EQ(test, 0, som_pool_assemble_take(&som_test_pool, i));
+	som_pool_free_block(&som_test_pool, i);
+	KUNIT_ASSERT_EQ(test, 0, som_test_reserve(SOM_BLOCKS_PER_CHUNK - 2));
+	KUNIT_EXPECT_EQ(test, -ENOSPC,
+			som_pool_assemble_take(&som_test_pool, i));
+	som_test_unreserve(SOM_BLOCKS_PER_CHUNK - 2);
+
+	som_pool_assemble_end(&som_test_pool, cfn);
+	som_test_free(&last, 1);
+	som_test_free(bfn, nr);
+	som_test_free(&first, 1);
+}
+
 static int som_test_node_of(unsigned long bfn)
 {
 	return som_test_chunk_of(bfn) == chunks - 1 ? som_test_last_nid : 0;
@@ -723,6 +769,7 @@ static struct kunit_case som_pool_test_cases[] = {
 	KUNIT_CASE(som_pool_test_contains_finds_overlaps),
 	KUNIT_CASE(som_pool_test_block_vaddr_only_for_its_blocks),
 	KUNIT_CASE(som_pool_test_remove_refuses_chunks_in_use),
+	KUNIT_CASE(som_pool_test_a_chunk_set_aside_still_counts),
 	KUNIT_CASE(som_pool_test_blocks_follow_the_policy),
 	KUNIT_CASE(som_pool_test_unmovable_chunks_are_kept_apart),
 	{}
