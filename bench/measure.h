@@ -41,7 +41,9 @@ long long measure_smaps(const void *addr, const char *key);
  * GiB of the RAM it describes: the kernel's memmap counters in /proc/vmstat
  * (nr_memmap_pages + nr_memmap_boot_pages) over the memory blocks in
  * /sys/devices/system/memory. A measurement, not 64 B per 4 KiB taken on
- * trust.
+ * trust, but only where all memmap describes RAM: device memory with
+ * struct pages (pmem, device DAX) adds memmap and no memory block, and
+ * HVO takes memmap away from hugetlb pages.
  */
 long long measure_memmap_per_gib(void);
 

@@ -45,14 +45,6 @@ static const char *anon_entry(char *p, size_t len)
 	return thp == 0 ? "4 KiB" : "mixed";
 }
 
-/* struct page per GiB, as the kernel's memmap counters say (64 B per 4 KiB). */
-static long long struct_page_per_gib(void)
-{
-	long long measured = measure_memmap_per_gib();
-
-	return measured > 0 ? measured : (long long)(GiB / 4096) * 64;
-}
-
 static int run_anon(struct backing *b, int huge)
 {
 	char *p = measure_map_anon(GiB, 2 * MiB);
@@ -64,7 +56,7 @@ static int run_anon(struct backing *b, int huge)
 	madvise(p, GiB, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
 	touch(b, p, GiB);
 	b->entry = anon_entry(p, GiB);
-	b->meta_per_gib = struct_page_per_gib();
+	b->meta_per_gib = (GiB / 4096) * 64;
 	b->meta_what = "struct page";
 	munmap(p, GiB);
 	return 0;
