@@ -169,13 +169,20 @@ ROWS = [
 
 
 def table(summary, sizes, backings, nruns, churn, memcached, info):
+    def counted(f):
+        """A cell that also says its run count when it is not every run."""
+        def g(s):
+            c = f(s)
+            return c if s is None or s["n"] == nruns else f"{c} n={s['n']}"
+        return g
+
     out = io.StringIO()
     p = lambda s="": print(s, file=out)
     p(f"Each figure: median of {nruns} runs [min-max]; '=' every run gave "
-      "the same value.")
+      "the same value; n=N: only N runs measured it.")
     p("Times are under QEMU TCG, which does not model TLB or cache costs: "
       "indicative only.")
-    cells = {(gib, key): [f(summary.get(b, {}).get(gib, {}).get(key))
+    cells = {(gib, key): [counted(f)(summary.get(b, {}).get(gib, {}).get(key))
                           for b in backings]
              for gib in sizes for label, key, f in ROWS}
     widths = [max(len(LABEL[b]), *(len(c[i]) for c in cells.values())) + 2
