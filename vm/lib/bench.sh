@@ -37,7 +37,7 @@ bench_host_info() {
 	host_kernel=$(uname -r)
 	host_cpu=$model
 	host_cpus=$(nproc)
-	host_mem_bytes=$(awk '/^MemTotal/ { printf "%d\n", $2 * 1024 }' /proc/meminfo)
+	host_mem_bytes=$(awk '/^MemTotal/ { printf "%.0f\n", $2 * 1024 }' /proc/meminfo)
 	qemu=$(qemu-system-x86_64 --version | head -n1)
 	vm_mem=${SOM_VM_MEM:-}
 	vm_cpus=$SOM_VM_SMP
