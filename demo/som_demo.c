@@ -8,22 +8,11 @@
  * Needs som.ko loaded with at least 1 GiB in its pool.
  */
 #define _GNU_SOURCE
-#include <errno.h>
-#include <fcntl.h>
-#include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
-#include <time.h>
-#include <unistd.h>
 
-#include <linux/som.h>
-
-#define GiB (1UL << 30)
-#define MiB (1UL << 20)
+#include "measure.h"
+#include "som_util.h"
 
 struct backing {
 	const char *name;
@@ -35,120 +24,30 @@ struct backing {
 	const char *meta_what;
 };
 
-static long long som_stat(const char *name)
-{
-	char path[128], buf[64];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/sys/kernel/mm/som/%s", name);
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	return strtoll(buf, NULL, 10);
-}
-
-/* A "Name:   value kB" line of /proc/self/status, in bytes. */
-static long long status_bytes(const char *key)
-{
-	char line[256];
-	long long kb = -1;
-	size_t len = strlen(key);
-	FILE *f = fopen("/proc/self/status", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, len) && line[len] == ':')
-			kb = strtoll(line + len + 1, NULL, 10);
-	fclose(f);
-	return kb * 1024;
-}
-
-static long minflt(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return ru.ru_minflt;
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* Write one word per 4 KiB page of [p, p + len) and measure the cost. */
 static void touch(struct backing *b, char *p, size_t len)
 {
-	long long pt = status_bytes("VmPTE");
-	long flt = minflt();
-	double t = now();
-	size_t off;
+	struct measure_touch t;
 
-	for (off = 0; off < len; off += 4096)
-		*(volatile uint64_t *)(p + off) = off;
-	b->seconds = now() - t;
-	b->faults = minflt() - flt;
-	b->pt_bytes = status_bytes("VmPTE") - pt;
-}
-
-static const char *size_name(long long size)
-{
-	switch (size) {
-	case 1L << 30: return "1 GiB";
-	case 2L << 20: return "2 MiB";
-	case 4L << 10: return "4 KiB";
-	case 0: return "none";
-	default: return "mixed";
-	}
+	measure_touch(p, len, &t);
+	b->seconds = t.ns / 1e9;
+	b->faults = t.faults;
+	b->pt_bytes = t.pt_bytes;
 }
 
 /* Which entries map anonymous [p, p + len): from AnonHugePages of smaps. */
 static const char *anon_entry(char *p, size_t len)
 {
-	char line[256], range[64];
-	FILE *f = fopen("/proc/self/smaps", "r");
-	int in = 0;
-	long long thp = -1;
+	long long thp = measure_smaps(p, "AnonHugePages");
 
-	if (!f)
-		return "?";
-	snprintf(range, sizeof(range), "%lx-", (unsigned long)p);
-	while (fgets(line, sizeof(line), f)) {
-		if (strchr(line, '-') && strchr(line, ' ') &&
-		    strchr(line, '-') < strchr(line, ' '))
-			in = !strncmp(line, range, strlen(range));
-		else if (in && !strncmp(line, "AnonHugePages:", 14))
-			thp = strtoll(line + 14, NULL, 10) * 1024;
-	}
-	fclose(f);
 	if (thp == (long long)len)
 		return "2 MiB";
 	return thp == 0 ? "4 KiB" : "mixed";
 }
 
-static char *map_aligned_anon(size_t len)
-{
-	char *p = mmap(NULL, len + 2 * MiB, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-
-	if (p == MAP_FAILED)
-		return p;
-	return (char *)(((uintptr_t)p + 2 * MiB - 1) & ~(2 * MiB - 1));
-}
-
 static int run_anon(struct backing *b, int huge)
 {
-	char *p = map_aligned_anon(GiB);
+	char *p = measure_map_anon(GiB, 2 * MiB);
 
 	if (p == MAP_FAILED) {
 		perror("mmap anonymous");
@@ -165,7 +64,6 @@ static int run_anon(struct backing *b, int huge)
 
 static int run_som(struct backing *b, long long *free_during)
 {
-	struct som_mapping m;
 	int fd = open("/dev/som", O_RDWR);
 	char *p;
 
@@ -180,9 +78,7 @@ static int run_som(struct backing *b, long long *free_during)
 		return -1;
 	}
 	touch(b, p, GiB);
-	memset(&m, 0, sizeof(m));
-	m.addr = (uintptr_t)p;
-	b->entry = ioctl(fd, SOM_IOC_MAPPING, &m) ? "?" : size_name(m.page_size);
+	b->entry = measure_size_name(som_page_size(fd, p));
 	b->meta_per_gib = som_stat("metadata_bytes") /
 			  (som_stat("total_bytes") / (long long)GiB);
 	b->meta_what = "som pool";
@@ -202,6 +98,8 @@ int main(void)
 	long long free_before, free_during = 0, free_after, total;
 	int i;
 
+	/* The vDSO's data page faults at first use: not in a measurement. */
+	measure_ns();
 	total = som_stat("total_bytes");
 	if (total < (long long)GiB) {
 		fprintf(stderr, "som_demo: som.ko must be loaded with at least 1 GiB in its pool\n");

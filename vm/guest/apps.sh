@@ -40,20 +40,12 @@ app_memcached() {
 	fi
 	free0=$(cat $sysfs/free_bytes)
 	rm -f /tmp/memcached.summary
-	somrun --summary=/tmp/memcached.summary -- \
-		memcached -u root -l 127.0.0.1 -p 11211 -U 0 -t 2 -m "$mb" -L \
-		>/tmp/memcached.log 2>&1 &
-	pid=$!
-	up=1
-	for _ in $(seq 60); do
-		memcping --servers=127.0.0.1:11211 >/dev/null 2>&1 && { up=0; break; }
-		sleep 1
-	done
+	memcached_start "$mb" somrun --summary=/tmp/memcached.summary --
+	up=$?
+	pid=$memcached_pid
 	tap $up "memcached -m $mb -L started under somrun"
 	if [ $up -ne 0 ]; then
 		sed 's/^/# memcached: /' /tmp/memcached.log
-		kill "$pid" 2>/dev/null
-		wait "$pid"
 		[ -z "$added" ] || somctl remove memcached-spare
 		return
 	fi
@@ -101,8 +93,7 @@ app_memcached() {
 	grep -qE "^ *$pid memcached +1 +2 GiB +2 GiB +2 +0 +0$" /tmp/somctl-ps.out
 	tap $? "somctl ps shows memcached with 2 GiB on two 1 GiB entries"
 
-	kill -TERM "$pid"
-	wait "$pid"
+	memcached_stop
 	rc=$?
 	cat /tmp/memcached.summary | sed 's/^/# /'
 	echo "# memcached: mapping sizes at exit: $(field entries_1g /tmp/memcached.summary) x 1 GiB, $(field entries_2m /tmp/memcached.summary) x 2 MiB, $(field entries_4k /tmp/memcached.summary) x 4 KiB"
@@ -186,11 +177,9 @@ app_stress_ng() {
 
 # The loopback interface, for memcached; users and groups, for memcached's
 # -u root and for running stress-ng as a member of the group som.
-ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up 2>/dev/null
-mkdir -p /etc
-[ -f /etc/passwd ] || printf '%s\n' 'root:x:0:0:root:/tmp:/bin/sh' \
-	'somuser:x:1000:1000::/tmp:/bin/sh' >/etc/passwd
-[ -f /etc/group ] || printf '%s\n' 'root:x:0:' 'som:x:1000:somuser' >/etc/group
+# shellcheck source=vm/guest/lib/memcached.sh
+. /som/guest/lib/memcached.sh
+memcached_net
 
 # shellcheck disable=SC2254  # the glob is the point
 case somrun_memcached in ${SOM_TEST_ONLY:-*})

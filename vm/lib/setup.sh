@@ -22,7 +22,8 @@ SOM_HOST_PACKAGES=(qemu-system-x86 busybox-static cpio dwarves gcc-12 gcc make
 		   ndctl				# the guest makes a device DAX instance
 		   memcached libmemcached-tools stress-ng	# somrun's real programs
 		   libjemalloc2 libjemalloc-dev libtcmalloc-minimal4	# and allocators
-		   dkms pkg-config)			# the packaging checks
+		   dkms pkg-config			# the packaging checks
+		   python3-matplotlib)			# vm/run bench's plots
 
 apt_env() { DEBIAN_FRONTEND=noninteractive "$@"; }
 

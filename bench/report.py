@@ -1,0 +1,532 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""The report of `vm/run bench`, from the guest's SOMBENCH lines.
+
+    report.py --raw RAW --host HOST --command CMD --out DIR
+
+RAW holds the lines vm/guest/bench.sh printed ("SOMBENCH <kind> k=v ..."),
+HOST the host's key=value lines (vm/lib/bench.sh). Writes to DIR:
+
+    table.txt     the table (also printed): median of N runs [min-max]
+    results.json  every run and every summary figure, with the machine
+    results.csv   the summary figures, one per line
+    *.png         the plots
+
+Debian's python3 and python3-matplotlib; nothing else.
+"""
+import argparse
+import csv
+import io
+import json
+import os
+import statistics
+import sys
+import textwrap
+
+BACKINGS = ["anon4k", "thp", "hugetlb", "memfd", "som", "som-cold"]
+LABEL = {
+    "anon4k": "anon 4 KiB",
+    "thp": "anon THP",
+    "hugetlb": "hugetlb 1 GiB",
+    "memfd": "memfd",
+    "som": "som",
+    "som-cold": "som cold",
+}
+COLOR = {
+    "anon4k": "#9e9e9e",
+    "thp": "#5b8fd6",
+    "hugetlb": "#e0a030",
+    "memfd": "#b07cc6",
+    "som": "#2e9e5b",
+    "som-cold": "#9fd4a8",
+}
+CHURN = {
+    "som-2m": "som 2 MiB (som_alloc, write, som_free)",
+    "som-1g": "som 1 GiB (som_alloc, write, som_free)",
+    "thp-2m": "anon THP 2 MiB (mmap, write, munmap)",
+    "hugetlb-1g": "hugetlb 1 GiB (mmap, write, munmap)",
+}
+GIB = 1 << 30
+
+
+def parse(path):
+    """SOMBENCH lines -> list of (kind, {key: value}); numbers as numbers."""
+    recs = []
+    with open(path) as f:
+        for line in f:
+            words = line.split()
+            if len(words) < 2 or words[0] != "SOMBENCH":
+                continue
+            d = {}
+            for w in words[2:]:
+                k, sep, v = w.partition("=")
+                if not sep:
+                    continue
+                try:
+                    d[k] = int(v)
+                except ValueError:
+                    try:
+                        d[k] = float(v)
+                    except ValueError:
+                        d[k] = v
+            recs.append((words[1], d))
+    return recs
+
+
+def stat(values):
+    """Median, min, max and count of a list of numbers (None if empty)."""
+    values = [v for v in values if v is not None]
+    if not values:
+        return None
+    return {
+        "median": statistics.median(values),
+        "min": min(values),
+        "max": max(values),
+        "n": len(values),
+        "values": values,
+    }
+
+
+def touch_metrics(runs, som_runs):
+    """Per-run figures of one backing at one size, and their summary."""
+    per = {}
+    for r in runs:
+        gib = r["gib"]
+        som = som_runs.get(r["run"])
+        # -1: not known in this run (hugetlb pages allocated in another)
+        sp = r["struct_page_bytes"]
+        meta = sp + r["xa_bytes"] + r["pool_meta_bytes"]
+        m = {
+            "faults_per_gib": r["faults"] / gib,
+            "first_touch_s": r["touch_ns"] / 1e9,
+            "page_table_bytes_per_gib": r["pt_bytes"] / gib,
+            "metadata_bytes_per_gib": meta / gib if sp >= 0 else None,
+            "struct_page_bytes_per_gib": sp / gib if sp >= 0 else None,
+            "xarray_bytes_per_gib": r["xa_bytes"] / gib,
+            "pool_metadata_bytes_per_gib": r["pool_meta_bytes"] / gib,
+            "free_ms": r["free_ns"] / 1e6,
+            "rezero_ms": (r["rezero_ns"] / 1e6 if r["backing"] == "som" and
+                          r["rezero_ns"] >= 0 else None),
+            "gups_mupdates_per_s": r["gups_ops"] / r["gups_ns"] * 1e3,
+            "entry_bytes": r["entry"],
+        }
+        if som:
+            m["first_touch_vs_som"] = r["touch_ns"] / som["touch_ns"]
+            m["gups_vs_som"] = (r["gups_ops"] / r["gups_ns"]) / (
+                som["gups_ops"] / som["gups_ns"])
+        for k, v in m.items():
+            per.setdefault(k, []).append(v)
+    return {k: stat(v) for k, v in per.items()}
+
+
+def fmt_num(v, digits):
+    if v is None:
+        return "-"
+    if digits == 0:
+        return f"{v:,.0f}"
+    return f"{v:,.{digits}f}"
+
+
+def cell(s, digits=0):
+    """'median [min-max]', or 'median =' when every run gave that value."""
+    if s is None:
+        return "-"
+    med = fmt_num(s["median"], digits)
+    if s["min"] == s["max"]:
+        return med + " ="
+    return f"{med} [{fmt_num(s['min'], digits)}-{fmt_num(s['max'], digits)}]"
+
+
+def entry_name(s):
+    if s is None:
+        return "-"
+    names = {GIB: "1 GiB", 2 << 20: "2 MiB", 4096: "4 KiB"}
+    if s["min"] != s["max"]:
+        return "varies"
+    return names.get(s["median"], "mixed")
+
+
+def ratio_cell(s):
+    if s is None:
+        return "-"
+    if s["min"] == s["max"]:
+        return f"{s['median']:.2f}x ="
+    return f"{s['median']:.2f}x [{s['min']:.2f}-{s['max']:.2f}]"
+
+
+ROWS = [
+    ("page faults per GiB", "faults_per_gib", lambda s: cell(s)),
+    ("mapped with entries of", "entry_bytes", entry_name),
+    ("first touch, s", "first_touch_s", lambda s: cell(s, 3)),
+    ("  vs som pre-zeroed", "first_touch_vs_som", ratio_cell),
+    ("page-table bytes per GiB", "page_table_bytes_per_gib", lambda s: cell(s)),
+    ("metadata bytes per GiB", "metadata_bytes_per_gib", lambda s: cell(s)),
+    ("free (munmap), ms", "free_ms", lambda s: cell(s, 1)),
+    ("pool re-zeroed it, ms", "rezero_ms", lambda s: cell(s, 0)),
+    ("random updates, M/s", "gups_mupdates_per_s", lambda s: cell(s, 2)),
+    ("  vs som pre-zeroed", "gups_vs_som", ratio_cell),
+]
+
+
+def table(summary, sizes, backings, nruns, churn, memcached, info):
+    def counted(f):
+        """A cell that also says its run count when it is not every run."""
+        def g(s):
+            c = f(s)
+            return c if s is None or s["n"] == nruns else f"{c} n={s['n']}"
+        return g
+
+    out = io.StringIO()
+    p = lambda s="": print(s, file=out)
+    p(f"Each figure: median of {nruns} runs [min-max]; '=' every run gave "
+      "the same value; n=N: only N runs measured it.")
+    p("Times are under QEMU TCG, which does not model TLB or cache costs: "
+      "indicative only.")
+    cells = {(gib, key): [counted(f)(summary.get(b, {}).get(gib, {}).get(key))
+                          for b in backings]
+             for gib in sizes for label, key, f in ROWS}
+    widths = [max(len(LABEL[b]), *(len(c[i]) for c in cells.values())) + 2
+              for i, b in enumerate(backings)]
+    for gib in sizes:
+        p()
+        p(f"{gib} GiB, one write per 4 KiB page".ljust(26) +
+          "".join(LABEL[b].rjust(w) for b, w in zip(backings, widths)))
+        for label, key, f in ROWS:
+            p((label.ljust(26) + "".join(
+                c.rjust(w) for c, w in zip(cells[(gib, key)], widths))).rstrip())
+    p()
+    memmap = info.get("memmap_per_gib")
+    memmap = f"{memmap:,}" if isinstance(memmap, int) else "?"
+    for note in (
+            "faults: minor faults of the write loop (getrusage). Page-table "
+            "bytes: VmPTE before and after it.",
+            "metadata: struct page (the memmap per GiB of RAM, measured from "
+            f"/proc/vmstat: {memmap} bytes), xarray nodes the mapping added "
+            "(memfd's page cache, som's region table; /proc/slabinfo, exact "
+            "with slab_debug=F,radix_tree_node), som's pool metadata "
+            "(sysfs metadata_bytes per GiB of pool). hugetlb: the struct "
+            "page HVO leaves, measured from the memmap counters as each "
+            "page was allocated (once per page: they are kept, see "
+            "Documentation/kernel-facts.md).",
+            "re-zeroed: som only; som cold's figure would include the rest "
+            "of its pool, still dirty.",
+            "random updates: 8-byte read-modify-writes at random over the "
+            "buffer; relative to som at the same size, run by run."):
+        p(textwrap.fill(note, 100, subsequent_indent="  "))
+    if churn:
+        p()
+        p("Allocate, write once, free".ljust(48) + "ops/s".rjust(26) +
+          "faults per op".rjust(16))
+        for kind in CHURN:
+            if kind not in churn:
+                continue
+            c = churn[kind]
+            p(CHURN[kind].ljust(48) + cell(c["ops_per_s"], 0).rjust(26) +
+              cell(c["faults_per_op"], 0).rjust(16))
+        z = summary.get("som", {})
+        rates = [x for g in z for x in (z[g].get("zeroing_gib_per_s") or
+                                        {"values": []})["values"]]
+        if rates:
+            p("som pool zeroing worker, GiB/s (re-zeroing after free)".ljust(48)
+              + cell(stat(rates), 2).rjust(26))
+    if memcached:
+        p()
+        p("memcached, fixed load".ljust(48) + "ops/s".rjust(26) +
+          "p99 latency, us".rjust(26))
+        for alloc, label in (("glibc", "glibc malloc (THP)"),
+                             ("som", "under somrun (som)")):
+            if alloc in memcached:
+                m = memcached[alloc]
+                p(label.ljust(48) + cell(m["ops_per_s"], 0).rjust(26) +
+                  cell(m["p99_us"], 0).rjust(26))
+        load = memcached.get("load")
+        if load:
+            p(f"  load: {load}")
+    return out.getvalue()
+
+
+def plot_setup():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    plt.rcParams.update({
+        "font.size": 7, "axes.titlesize": 8, "axes.labelsize": 7,
+        "legend.fontsize": 6, "xtick.labelsize": 6, "ytick.labelsize": 6,
+        "axes.spines.top": False, "axes.spines.right": False,
+    })
+    return plt
+
+
+def save(plt, fig, path):
+    """A small PNG: palette colours, optimised."""
+    from PIL import Image
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
+    plt.close(fig)
+    buf.seek(0)
+    img = Image.open(buf).convert("RGB").quantize(colors=32)
+    img.save(path, optimize=True)
+
+
+def whiskers(s, scale=1.0):
+    med = s["median"] * scale
+    return [[med - s["min"] * scale], [s["max"] * scale - med]]
+
+
+def grouped(ax, summary, backings, sizes, key, scale=1.0, log=True):
+    """Bars per size, one per backing, with min-max whiskers."""
+    n = len(backings)
+    w = 0.8 / n
+    for i, b in enumerate(backings):
+        for j, gib in enumerate(sizes):
+            s = summary.get(b, {}).get(gib, {}).get(key)
+            if s is None:
+                continue
+            x = j + (i - (n - 1) / 2) * w
+            if log and s["median"] <= 0:
+                ax.annotate("0", (x, 0), xycoords=("data", "axes fraction"),
+                            ha="center", va="bottom", fontsize=5)
+                continue
+            ax.bar(x, s["median"] * scale, w, yerr=whiskers(s, scale),
+                   color=COLOR[b], label=LABEL[b] if j == 0 else None,
+                   error_kw={"elinewidth": 0.6, "capsize": 1})
+    ax.set_xticks(range(len(sizes)))
+    ax.set_xticklabels([f"{g} GiB" for g in sizes])
+    if log:
+        ax.set_yscale("log")
+
+
+def legend_above(fig, ax, ncol=6):
+    h, l = ax.get_legend_handles_labels()
+    fig.legend(h, l, ncol=ncol, frameon=False, loc="lower center",
+               bbox_to_anchor=(0.5, 0.98))
+
+
+def hbars(ax, items, fmt):
+    """Horizontal bars (label, summary, colour), log scale, values printed."""
+    for y, (label, s, color) in enumerate(items):
+        if s is None:
+            continue
+        if s["median"] <= 0:
+            ax.annotate(" 0", (0, y), xycoords=("axes fraction", "data"),
+                        va="center", fontsize=6)
+            continue
+        ax.barh(y, s["median"], 0.7, color=color)
+        ax.annotate(" " + fmt(s["median"]), (s["median"], y), va="center",
+                    fontsize=6)
+    ax.set_yticks(range(len(items)))
+    ax.set_yticklabels([i[0] for i in items])
+    ax.invert_yaxis()
+    ax.set_xscale("log")
+    lo, hi = ax.get_xlim()
+    ax.set_xlim(lo, hi * 30)
+
+
+def vbars(ax, items, fmt, log=False):
+    """Vertical bars (label, summary, colour) with whiskers and values."""
+    for x, (label, s, color) in enumerate(items):
+        ax.bar(x, s["median"], 0.6, color=color, yerr=whiskers(s),
+               error_kw={"elinewidth": 0.6, "capsize": 1})
+        ax.annotate(fmt(s["median"]), (x, s["max"]), ha="center",
+                    va="bottom", fontsize=6)
+    ax.set_xticks(range(len(items)))
+    ax.set_xticklabels([i[0] for i in items])
+    if log:
+        ax.set_yscale("log")
+    lo, hi = ax.get_ylim()
+    ax.set_ylim(lo, hi * (3 if log else 1.12))
+
+
+def plots(outdir, summary, sizes, backings, nruns, churn, memcached):
+    plt = plot_setup()
+    runs = f"median of {nruns} runs, whiskers min-max"
+    made = []
+
+    fig, ax = plt.subplots(figsize=(6.4, 2.4))
+    grouped(ax, summary, backings, sizes, "first_touch_s")
+    ax.set_ylabel("seconds (log)")
+    ax.set_title(f"First touch, one write per 4 KiB page (QEMU TCG; {runs})",
+                 pad=16)
+    legend_above(fig, ax)
+    made.append("first_touch.png")
+    save(plt, fig, os.path.join(outdir, made[-1]))
+
+    g = sizes[0]
+    fig, axes = plt.subplots(1, 3, figsize=(7.6, 1.9), sharey=True)
+    for ax, key, title in zip(
+            axes, ["faults_per_gib", "page_table_bytes_per_gib",
+                   "metadata_bytes_per_gib"],
+            ["page faults per GiB", "page-table bytes per GiB",
+             "mm metadata bytes per GiB"]):
+        hbars(ax, [(LABEL[b], summary.get(b, {}).get(g, {}).get(key),
+                    COLOR[b]) for b in backings], lambda v: f"{v:,.0f}")
+        ax.set_title(f"{title} ({g} GiB)")
+    made.append("per_gib.png")
+    save(plt, fig, os.path.join(outdir, made[-1]))
+
+    fig, axes = plt.subplots(1, 2, figsize=(7.2, 2.2),
+                             gridspec_kw={"width_ratios": [2, 1]})
+    grouped(axes[0], summary, backings, sizes, "free_ms")
+    axes[0].set_title("free (munmap), ms (log)", pad=16)
+    legend_above(fig, axes[0])
+    vbars(axes[1], [(f"{g} GiB", summary["som"][g]["rezero_ms"], COLOR["som"])
+                    for g in sizes if summary.get("som", {}).get(g, {})
+                    .get("rezero_ms")], lambda v: f"{v:,.0f}")
+    axes[1].set_title("som: until the pool re-zeroed it, ms", pad=16)
+    made.append("free.png")
+    save(plt, fig, os.path.join(outdir, made[-1]))
+
+    fig, ax = plt.subplots(figsize=(6.4, 2.2))
+    grouped(ax, summary, backings, sizes, "gups_vs_som", log=False)
+    ax.axhline(1.0, color="black", lw=0.5)
+    ax.set_ylabel("updates/s, som = 1")
+    ax.set_title("Random 8-byte updates over the buffer (TCG: indicative only)",
+                 pad=16)
+    legend_above(fig, ax)
+    made.append("gups.png")
+    save(plt, fig, os.path.join(outdir, made[-1]))
+
+    if churn or memcached:
+        fig, axes = plt.subplots(1, 3, figsize=(7.6, 2.2),
+                                 gridspec_kw={"width_ratios": [4, 2, 2]})
+        col = {"som-2m": COLOR["som"], "som-1g": COLOR["som"],
+               "thp-2m": COLOR["thp"], "hugetlb-1g": COLOR["hugetlb"]}
+        vbars(axes[0], [(k.replace("-", " "), churn[k]["ops_per_s"], col[k])
+                        for k in CHURN if k in churn],
+              lambda v: f"{v:,.0f}", log=True)
+        axes[0].set_title("allocate, write, free: ops/s")
+        for ax, key, title in ((axes[1], "ops_per_s", "memcached ops/s"),
+                               (axes[2], "p99_us", "memcached p99, us")):
+            vbars(ax, [(name, memcached[a][key], color) for a, name, color in
+                       (("glibc", "glibc", COLOR["thp"]),
+                        ("som", "somrun", COLOR["som"])) if a in memcached],
+                  lambda v: f"{v:,.0f}")
+            ax.set_title(title)
+        made.append("pool_memcached.png")
+        save(plt, fig, os.path.join(outdir, made[-1]))
+    return made
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--raw", required=True)
+    ap.add_argument("--host")
+    ap.add_argument("--command", default="vm/run bench")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--no-plots", action="store_true")
+    args = ap.parse_args()
+
+    recs = parse(args.raw)
+    info = next((d for k, d in recs if k == "info"), {})
+    config = next((d for k, d in recs if k == "config"), {})
+    host = {}
+    if args.host and os.path.exists(args.host):
+        with open(args.host) as f:
+            for line in f:
+                k, sep, v = line.rstrip("\n").partition("=")
+                if sep:
+                    host[k] = v
+    touches = [d for k, d in recs if k == "touch"]
+    if not touches:
+        print("report: no measurements in " + args.raw, file=sys.stderr)
+        return 1
+
+    sizes = sorted({d["gib"] for d in touches})
+    backings = [b for b in BACKINGS if any(d["backing"] == b for d in touches)]
+    nruns = max(d["run"] for d in touches)
+    summary = {}
+    for b in backings:
+        for gib in sizes:
+            runs = [d for d in touches if d["backing"] == b and d["gib"] == gib]
+            if not runs:
+                continue
+            som = {d["run"]: d for d in touches
+                   if d["backing"] == "som" and d["gib"] == gib}
+            summary.setdefault(b, {})[gib] = touch_metrics(runs, som)
+            if b == "som":
+                summary[b][gib]["zeroing_gib_per_s"] = stat(
+                    [d["gib"] / (d["rezero_ns"] / 1e9) for d in runs
+                     if d["rezero_ns"] > 0])
+
+    churn = {}
+    for kind in CHURN:
+        runs = [d for k, d in recs if k == "churn" and d["kind"] == kind]
+        if runs:
+            churn[kind] = {
+                "ops_per_s": stat([d["ops"] / (d["ns"] / 1e9) for d in runs]),
+                "faults_per_op": stat([d["faults"] / d["ops"] for d in runs]),
+                "som_faults_per_op": stat([(d["som_pud"] + d["som_pmd"] +
+                                            d["som_pte"]) / d["ops"]
+                                           for d in runs]),
+                "ops": runs[0]["ops"],
+            }
+
+    memcached = {}
+    mruns = [d for k, d in recs if k == "memcached"]
+    for alloc in ("glibc", "som"):
+        runs = [d for d in mruns if d["alloc"] == alloc and d.get("rc") == 0]
+        if runs:
+            memcached[alloc] = {
+                "ops_per_s": stat([d["ops_per_s"] for d in runs]),
+                "p50_us": stat([d["p50_us"] for d in runs]),
+                "p99_us": stat([d["p99_us"] for d in runs]),
+                "max_us": stat([d["max_us"] for d in runs]),
+                "som_bytes": stat([d["som_bytes"] for d in runs]),
+            }
+    if mruns:
+        d = mruns[0]
+        memcached["load"] = (
+            f"memcached -m {d['cache_mb']} -L -t 2; {d['conns']} connections, "
+            f"{d['keys']} keys of {d['value_bytes']} B set first, then "
+            f"{d['ops']} operations ({d['get_pct']}% gets, checked), closed loop")
+
+    skips = [d for k, d in recs if k in ("skip", "error")]
+    os.makedirs(args.out, exist_ok=True)
+    text = table(summary, sizes, backings, nruns, churn, memcached, info)
+    if skips:
+        text += "\nnot measured: " + "; ".join(
+            " ".join(f"{k}={v}" for k, v in d.items()) for d in skips) + "\n"
+    with open(os.path.join(args.out, "table.txt"), "w") as f:
+        f.write(text)
+    sys.stdout.write(text)
+
+    with open(os.path.join(args.out, "results.json"), "w") as f:
+        json.dump({
+            "command": args.command, "host": host, "guest": info,
+            "config": config, "runs": nruns, "sizes_gib": sizes,
+            "summary": {b: {str(g): v for g, v in s.items()}
+                        for b, s in summary.items()},
+            "alloc_free": churn, "memcached": memcached, "skipped": skips,
+            "raw": [dict(d, kind=k) for k, d in recs],
+        }, f, indent=1)
+
+    with open(os.path.join(args.out, "results.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["section", "backing", "gib", "metric", "runs", "median",
+                    "min", "max"])
+        for b, by in summary.items():
+            for gib, ms in by.items():
+                for key, s in ms.items():
+                    if s:
+                        w.writerow(["touch", b, gib, key, s["n"], s["median"],
+                                    s["min"], s["max"]])
+        for kind, c in churn.items():
+            for key in ("ops_per_s", "faults_per_op", "som_faults_per_op"):
+                s = c[key]
+                w.writerow(["alloc_free", kind, "", key, s["n"], s["median"],
+                            s["min"], s["max"]])
+        for alloc in ("glibc", "som"):
+            for key, s in memcached.get(alloc, {}).items():
+                w.writerow(["memcached", alloc, "", key, s["n"], s["median"],
+                            s["min"], s["max"]])
+
+    if not args.no_plots:
+        made = plots(args.out, summary, sizes, backings, nruns, churn,
+                     memcached)
+        print(f"\nreport: {args.out}/table.txt, results.json, results.csv, "
+              + ", ".join(made))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

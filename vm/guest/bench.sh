@@ -1,0 +1,113 @@
+#!/bin/sh
+# Guest side of `vm/run bench`: SOM next to anonymous 4 KiB pages, THP,
+# 1 GiB hugetlb pages and memfd (bench/som_bench.c), run after run: run 1
+# of every measurement, then run 2, and so on, so that a slow spell of the
+# host spreads over all of them. Then memcached under a fixed load
+# (bench/memload.c), with glibc's malloc and under somrun. Every result is
+# one "SOMBENCH ..." line on the console; the host collects them
+# (vm/lib/bench.sh) and bench/report.py makes the table and the plots.
+#
+# Knobs (through SOM_GUEST_ENV; vm/lib/bench.sh passes the host's, with
+# commas for spaces):
+#   SOM_BENCH_RUNS       runs of each measurement (5)
+#   SOM_BENCH_SIZES      GiB per mapping ("1 2 4")
+#   SOM_BENCH_BACKINGS   ("anon4k thp hugetlb memfd som som-cold")
+#   SOM_BENCH_CHURN      allocate/free loops, KIND:OPS
+#                        ("som-2m:256 som-1g:4 thp-2m:256 hugetlb-1g:2")
+#   SOM_BENCH_GUPS_OPS   updates of the random-access loop (4194304)
+#   SOM_BENCH_MEMCACHED  memcached's load: "MB CONNS KEYS VALUE OPS GET%"
+#                        ("1024 4 8192 4096 16384 90"); "none" skips it
+
+# Lists may come with commas for spaces (SOM_GUEST_ENV words have none).
+words() {
+	echo "$1" | tr , ' '
+}
+
+runs=${SOM_BENCH_RUNS:-5}
+sizes=$(words "${SOM_BENCH_SIZES:-1 2 4}")
+backings=$(words "${SOM_BENCH_BACKINGS:-anon4k thp hugetlb memfd som som-cold}")
+churn=$(words "${SOM_BENCH_CHURN:-som-2m:256 som-1g:4 thp-2m:256 hugetlb-1g:2}")
+mc=$(words "${SOM_BENCH_MEMCACHED:-1024 4 8192 4096 16384 90}")
+sysfs=/sys/kernel/mm/som
+status=0
+
+load_som() {
+	insmod /som/som.ko ranges="${SOM_RANGES:-4G@4G}"
+}
+
+# A fresh som.ko: its whole pool waits for the zeroing worker.
+reload_som() {
+	rmmod som && load_som
+}
+
+# One som_bench call; a failure is reported and the rest goes on.
+bench() {
+	som_bench "$@" || {
+		echo "SOMBENCH error what=$1 args=$(echo "$*" | tr ' ' ,)"
+		status=1
+	}
+}
+
+memcached_bench() {
+	# shellcheck disable=SC2086  # the knob is a list of words
+	set -- $mc
+	mb=$1 conns=$2 keys=$3 value=$4 ops=$5 get=$6
+	# shellcheck source=vm/guest/lib/memcached.sh
+	. /som/guest/lib/memcached.sh
+	memcached_net
+	for run in $(seq "$runs"); do
+		for alloc in glibc som; do
+			if [ $alloc = som ]; then
+				memcached_start "$mb" somrun --
+			else
+				memcached_start "$mb"
+			fi || {
+				sed 's/^/# memcached: /' /tmp/memcached.log
+				echo "SOMBENCH skip what=memcached alloc=$alloc run=$run reason=did_not_start"
+				status=1
+				continue
+			}
+			used=$(($(cat $sysfs/total_bytes) - $(cat $sysfs/free_bytes)))
+			thp=$(awk '/^AnonHugePages/ { print $2 * 1024 }' "/proc/$memcached_pid/smaps_rollup")
+			out=$(som_memload -c "$conns" -k "$keys" -v "$value" -n "$ops" -g "$get" -S "$run")
+			rc=$?
+			memcached_stop
+			echo "SOMBENCH memcached alloc=$alloc run=$run cache_mb=$mb som_bytes=$used thp_bytes=$thp rc=$rc $out"
+			[ $rc -eq 0 ] || status=1
+		done
+	done
+}
+
+echo "# bench: $(uname -r), $(nproc) CPUs, runs=$runs sizes='$sizes'"
+echo "SOMBENCH config runs=$runs sizes=$(echo "$sizes" | tr ' ' ,) backings=$(echo "$backings" | tr ' ' ,) churn=$(echo "$churn" | tr ' ' ,) gups_ops=${SOM_BENCH_GUPS_OPS:-4194304} memcached=$(echo "$mc" | tr ' ' ,)"
+# The same address layout every run: with ASLR a mapping now and then
+# starts a 512 GiB slot of its own and adds a PUD table (4 KiB) that says
+# nothing about the entries that map it.
+echo 0 >/proc/sys/kernel/randomize_va_space
+load_som || exit 1
+# The memmap per GiB of RAM before HVO gives some of it back (som_bench).
+info=$(som_bench info) || status=1
+echo "$info"
+SOM_BENCH_MEMMAP_PER_GIB=$(echo "$info" | sed -n 's/.* memmap_per_gib=\([0-9]*\).*/\1/p')
+export SOM_BENCH_MEMMAP_PER_GIB
+som_bench warmup || status=1
+start=$(date +%s)
+
+for run in $(seq "$runs"); do
+	for gib in $sizes; do
+		for b in $backings; do
+			[ "$b" != som-cold ] || reload_som || exit 1
+			bench touch "$b" "$gib" "$run"
+		done
+	done
+	for c in $churn; do
+		bench churn "${c%%:*}" "${c#*:}" "$run"
+	done
+	echo "# bench: run $run done after $(($(date +%s) - start)) s"
+done
+
+[ "$mc" = none ] || memcached_bench
+echo "# bench: done after $(($(date +%s) - start)) s"
+
+rmmod som || status=1
+exit "$status"
