@@ -392,8 +392,12 @@ TEST_F(source, buddy_run_is_added_used_and_freed)
 	       atoi(src_attr(a.name, "nodes")),
 	       som_stat("metadata_bytes") - meta,
 	       (mem_before - som_meminfo("MemFree")) >> 20);
-	/* Give or take what the rest of the system did meanwhile. */
-	EXPECT_LE((long long)GiB - 64 * (long long)MiB,
+	/*
+	 * Give or take what the rest of the system did meanwhile, and the
+	 * per-CPU free lists that taking a contiguous run drains: pages on
+	 * them count in MemFree only once drained (78 MiB seen).
+	 */
+	EXPECT_LE((long long)GiB - 128 * (long long)MiB,
 		  mem_before - som_meminfo("MemFree"));
 	EXPECT_STREQ("buddy", src_attr(a.name, "kind"));
 	EXPECT_STREQ("1", src_attr(a.name, "struct_page"));
