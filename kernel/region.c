@@ -32,9 +32,9 @@
 
 #include <linux/mm.h>
 #include <linux/sched/mm.h>
-#include <linux/spinlock.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
+#include <linux/spinlock.h>
 #include <linux/string.h>
 
 #include "migrate.h"

@@ -168,6 +168,12 @@ static vm_fault_t som_vm_fault(struct vm_fault *vmf)
 	return som_fault_pte(vmf);
 }
 
+/* Is @vma one of @region's mappings? */
+static bool som_vma_maps(struct vm_area_struct *vma, struct som_region *region)
+{
+	return vma->vm_ops == &som_vm_ops && vma->vm_private_data == region;
+}
+
 /**
  * som_vm_zap_range() - zap what an mm maps of a range of a region
  * @mm: the region's owner
@@ -190,7 +196,7 @@ void som_vm_zap_range(struct mm_struct *mm, struct som_region *region,
 
 	mmap_assert_locked(mm);
 	for_each_vma(vmi, vma) {
-		if (vma->vm_ops != &som_vm_ops || vma->vm_private_data != region)
+		if (!som_vma_maps(vma, region))
 			continue;
 		from = max(first, vma->vm_pgoff);
 		to = min(end, vma->vm_pgoff + vma_pages(vma));
@@ -219,8 +225,7 @@ unsigned long som_vm_count(struct mm_struct *mm, struct som_region *region)
 
 	mmap_assert_locked(mm);
 	for_each_vma(vmi, vma)
-		if (vma->vm_ops == &som_vm_ops && vma->vm_private_data == region)
-			nr++;
+		nr += som_vma_maps(vma, region);
 	return nr;
 }
 
@@ -249,8 +254,7 @@ bool som_vm_maps_gib(struct mm_struct *mm, struct som_region *region,
 	    !som_has_pud_pages())
 		return false;
 	for_each_vma(vmi, vma) {
-		if (vma->vm_ops != &som_vm_ops || vma->vm_private_data != region ||
-		    first < vma->vm_pgoff ||
+		if (!som_vma_maps(vma, region) || first < vma->vm_pgoff ||
 		    first + SOM_PAGES_PER_CHUNK > vma->vm_pgoff + vma_pages(vma))
 			continue;
 		addr = vma->vm_start + ((first - vma->vm_pgoff) << PAGE_SHIFT);
