@@ -194,6 +194,75 @@ void som_regions_put(struct som_region **regions, unsigned long nr)
 }
 
 /*
+ * The xarray nodes of a locked region's table. Entries are visited in
+ * index order, so the nodes on the path to each one that the previous
+ * entry's path did not share are new; a table of one entry at index 0
+ * keeps it in the root and has none.
+ */
+static unsigned long som_region_table_nodes(struct som_region *region)
+{
+	XA_STATE(xas, &region->slots, 0);
+	struct xa_node *prev = NULL, *node, *p, *q;
+	unsigned long nr = 0, seen = 0;
+	void *entry;
+
+	lockdep_assert_held(&region->lock);
+	rcu_read_lock();
+	xas_for_each(&xas, entry, ULONG_MAX) {
+		if (xas_retry(&xas, entry))
+			continue;
+		node = xas.xa_node;
+		for (p = node, q = prev; p != q;
+		     p = xa_parent(&region->slots, p),
+		     q = q ? xa_parent(&region->slots, q) : NULL)
+			nr++;
+		prev = node;
+		/* Nothing changes the table under the region lock. */
+		if (!(++seen % 4096)) {
+			xas_pause(&xas);
+			rcu_read_unlock();
+			cond_resched();
+			rcu_read_lock();
+		}
+	}
+	rcu_read_unlock();
+	return nr;
+}
+
+/**
+ * som_regions_metadata_bytes() - what the regions spend describing memory
+ *
+ * Counts each open region's descriptor, its claim's per-node counters and
+ * its table's xarray nodes (one 8-byte slot per 2 MiB, in nodes of 64).
+ * Not counted: the inode and file that every open file has.
+ *
+ * Context: Process context, may sleep; takes each region's lock.
+ * Return: the bytes.
+ */
+u64 som_regions_metadata_bytes(void)
+{
+	struct som_region **regions;
+	unsigned long nr, i;
+	u64 bytes = 0;
+
+	regions = som_regions_get(&nr);
+	if (!regions)
+		return 0;
+	for (i = 0; i < nr; i++) {
+		mutex_lock(&regions[i]->lock);
+		if (!regions[i]->dead)
+			bytes += kmalloc_size_roundup(sizeof(*regions[i])) +
+				 kmalloc_size_roundup(nr_node_ids *
+					sizeof(*regions[i]->claim.node_reserved)) +
+				 (u64)som_region_table_nodes(regions[i]) *
+				 sizeof(struct xa_node);
+		mutex_unlock(&regions[i]->lock);
+	}
+	som_regions_put(regions, nr);
+	return bytes;
+}
+
+/*
  * Give every index of [first, last] that has no slot a reserved one, and
  * reserve a pool block for each: all or nothing. The new slots carry
  * SOM_SLOT_NEW until som_region_reserved() keeps them or
@@ -207,12 +276,15 @@ static int som_region_reserve(struct som_region *region, pgoff_t first,
 	int err;
 
 	lockdep_assert_held(&region->lock);
-	xa_for_each_range(&region->slots, idx, entry, first, last)
+	xa_for_each_range(&region->slots, idx, entry, first, last) {
 		nr--;
+		cond_resched();
+	}
 	err = som_pool_reserve(region->pool, &region->claim, nr);
 	if (err)
 		return err;
 	for (idx = first; idx <= last; idx++) {
+		cond_resched();
 		err = xa_insert(&region->slots, idx, SOM_SLOT_RESERVED,
 				GFP_KERNEL_ACCOUNT);
 		if (err == -EBUSY)
@@ -238,8 +310,10 @@ static void som_region_reserved(struct som_region *region, pgoff_t first,
 	unsigned long idx;
 	void *entry;
 
-	xa_for_each_range(&region->slots, idx, entry, first, last)
+	xa_for_each_range(&region->slots, idx, entry, first, last) {
 		xa_clear_mark(&region->slots, idx, SOM_SLOT_NEW);
+		cond_resched();
+	}
 }
 
 /* Undo what som_region_reserve() created in [first, last]. */
@@ -250,6 +324,7 @@ static void som_region_unreserve_new(struct som_region *region,
 	void *entry;
 
 	xa_for_each_range(&region->slots, idx, entry, first, last) {
+		cond_resched();
 		if (!xa_get_mark(&region->slots, idx, SOM_SLOT_NEW))
 			continue;
 		xa_erase(&region->slots, idx);
@@ -271,6 +346,7 @@ static void som_region_release(struct som_region *region, pgoff_t first,
 
 	lockdep_assert_held(&region->lock);
 	xa_for_each_range(&region->slots, idx, entry, first, last) {
+		cond_resched();
 		if (xa_get_mark(&region->slots, idx, SOM_SLOT_KEEP)) {
 			xa_clear_mark(&region->slots, idx, SOM_SLOT_KEEP);
 			continue;
@@ -311,6 +387,41 @@ void som_region_destroy(struct som_region *region)
 	som_region_put(region);
 }
 
+/* @vma is a new live VMA of @region: take its addresses into the span. */
+static void som_region_add_vma(struct som_region *region,
+			       struct vm_area_struct *vma)
+{
+	lockdep_assert_held(&region->lock);
+	if (!region->nr_vmas++) {
+		region->vm_start = vma->vm_start;
+		region->vm_end = vma->vm_end;
+		return;
+	}
+	region->vm_start = min(region->vm_start, vma->vm_start);
+	region->vm_end = max(region->vm_end, vma->vm_end);
+}
+
+/**
+ * som_region_next_vma() - the next live VMA of a region in its owner's tree
+ * @region: the region
+ * @vmi: an iterator over the owner's VMAs, started at @region->vm_start
+ *
+ * Only the region's span of addresses is walked, not the whole tree.
+ *
+ * Context: Caller holds the owner's mmap_lock and the region lock.
+ * Return: the VMA, or NULL when there are no more.
+ */
+struct vm_area_struct *som_region_next_vma(struct som_region *region,
+					   struct vma_iterator *vmi)
+{
+	struct vm_area_struct *vma;
+
+	while ((vma = vma_find(vmi, region->vm_end)))
+		if (vma->vm_ops == &som_vm_ops && vma->vm_private_data == region)
+			return vma;
+	return NULL;
+}
+
 /**
  * som_region_map() - account a new mapping of the region
  * @region: the region
@@ -344,7 +455,7 @@ int som_region_map(struct som_region *region, struct vm_area_struct *vma)
 		mmgrab(vma->vm_mm);
 		region->mm = vma->vm_mm;
 	}
-	region->nr_vmas++;
+	som_region_add_vma(region, vma);
 out_unlock:
 	mutex_unlock(&region->lock);
 	return err;
@@ -353,38 +464,41 @@ out_unlock:
 /**
  * som_region_open() - account a VMA copied from one of the region's VMAs
  * @region: the region
+ * @vma: the new VMA, at its final addresses
  *
  * A split or an mremap() move creates the VMA; its slots already exist.
  *
  * Context: Caller holds the owner's mmap_lock for write.
  */
-void som_region_open(struct som_region *region)
+void som_region_open(struct som_region *region, struct vm_area_struct *vma)
 {
 	mutex_lock(&region->lock);
-	region->nr_vmas++;
+	som_region_add_vma(region, vma);
 	mutex_unlock(&region->lock);
 }
 
-/* Mark the slots of [first, last] that another live VMA of @region maps. */
+/*
+ * Mark the slots of [first, last] that another live VMA of @region maps.
+ * A VMA already closed in this same call (a MAP_FIXED mapping over several)
+ * may still be in the tree; vma_close() left it the dummy vm_ops, so
+ * som_region_next_vma() passes over it.
+ */
 static void som_region_mark_kept(struct som_region *region,
 				 struct vm_area_struct *gone,
 				 pgoff_t first, pgoff_t last)
 {
-	VMA_ITERATOR(vmi, gone->vm_mm, 0);
+	VMA_ITERATOR(vmi, gone->vm_mm, region->vm_start);
 	struct vm_area_struct *vma;
 	pgoff_t idx;
 
-	for_each_vma(vmi, vma) {
-		/*
-		 * A VMA already closed in this same munmap() batch may still
-		 * be in the tree; vma_close() left it the dummy vm_ops.
-		 */
-		if (vma == gone || vma->vm_ops != &som_vm_ops ||
-		    vma->vm_private_data != region)
+	while ((vma = som_region_next_vma(region, &vmi))) {
+		if (vma == gone)
 			continue;
 		for (idx = max(first, som_vma_first(vma));
-		     idx <= min(last, som_vma_last(vma)); idx++)
+		     idx <= min(last, som_vma_last(vma)); idx++) {
 			xa_set_mark(&region->slots, idx, SOM_SLOT_KEEP);
+			cond_resched();
+		}
 	}
 }
 

@@ -30,6 +30,14 @@
  * @mm:		the owner: the mm of the first mmap(), pinned with mmgrab()
  *		so that its address cannot be reused by another process
  * @nr_vmas:	live VMAs mapping this region
+ * @vm_start:	with @vm_end, an address range of the owner's that holds
+ *		every live VMA of the region: walks over them look only there
+ *		(som_region_next_vma()). It grows with each VMA mapped, split
+ *		or moved, and starts again empty when the last VMA goes. A
+ *		VMA only ever grows into the room of another VMA of the same
+ *		region (a merge), so it never leaves the range. Written under
+ *		@lock and the owner's mmap_lock.
+ * @vm_end:	see @vm_start
  * @nr_blocks:	slots holding a block
  * @mapping:	som files: the file's address_space, through which every
  *		user mapping of a block is zapped before the block is freed.
@@ -50,6 +58,8 @@ struct som_region {
 	struct xarray slots;
 	struct mm_struct *mm;
 	unsigned long nr_vmas;
+	unsigned long vm_start;
+	unsigned long vm_end;
 	unsigned long nr_blocks;
 	struct address_space *mapping;
 	struct som_pool *pool;
@@ -94,6 +104,7 @@ void som_region_destroy(struct som_region *region);
 void som_region_put(struct som_region *region);
 struct som_region **som_regions_get(unsigned long *nr);
 void som_regions_put(struct som_region **regions, unsigned long nr);
+u64 som_regions_metadata_bytes(void);
 
 static inline void som_region_lock(struct som_region *region)
 {
@@ -107,8 +118,10 @@ static inline void som_region_unlock(struct som_region *region)
 
 /* VMA life cycle */
 int som_region_map(struct som_region *region, struct vm_area_struct *vma);
-void som_region_open(struct som_region *region);
+void som_region_open(struct som_region *region, struct vm_area_struct *vma);
 void som_region_unmap(struct som_region *region, struct vm_area_struct *vma);
+struct vm_area_struct *som_region_next_vma(struct som_region *region,
+					   struct vma_iterator *vmi);
 
 /* Faults and debugger access */
 int som_region_block(struct som_region *region, pgoff_t pgoff,

@@ -5,7 +5,9 @@
  *
  * A fault maps the largest entry that fits: 1 GiB where the VMA covers the
  * whole naturally aligned GiB around the address (at the same alignment in
- * the region) and the CPU has 1 GiB pages, else 2 MiB, else 4 KiB. The core
+ * the region), the architecture maps huge PFN entries of that size
+ * (CONFIG_ARCH_SUPPORTS_PUD_PFNMAP, as vfio-pci requires) and the CPU has
+ * 1 GiB pages, else 2 MiB (CONFIG_ARCH_SUPPORTS_PMD_PFNMAP), else 4 KiB. The core
  * asks for the largest size first and falls back on VM_FAULT_FALLBACK. All
  * three sizes are filled from the region's table, so after a partial
  * munmap() or mprotect() has zapped a 1 GiB entry the remaining pieces
@@ -75,22 +77,46 @@ static vm_fault_t som_fault_error(int err)
 	return err == -ENOSPC ? VM_FAULT_FALLBACK : VM_FAULT_SIGBUS;
 }
 
-/* Insert a 1 GiB or 2 MiB entry for @pfn; the region lock is held. */
+/*
+ * Insert a 1 GiB or 2 MiB entry for @pfn; the region lock is held, so the
+ * entry read here changes only through this fault: every other fault and
+ * every zap of som memory holds that lock too. A table there means that
+ * smaller entries map part of the piece: fall back to them. A leaf is the
+ * same block (a migration zaps under the lock before it changes a block):
+ * a write fault on it asks for the write bit. The core's vmf->orig_pmd
+ * cannot tell that: it was read before the lock was taken.
+ */
 static vm_fault_t som_fault_insert(struct vm_fault *vmf, unsigned int order,
 				   unsigned long pfn)
 {
 	pfn_t entry = __pfn_to_pfn_t(pfn, PFN_DEV);
+	bool leaf;
 
-#ifdef CONFIG_HAVE_ARCH_TRANSPARENT_HUGEPAGE_PUD
+#ifdef CONFIG_ARCH_SUPPORTS_PUD_PFNMAP
 	if (order == PUD_ORDER) {
+		pud_t pud = pudp_get(vmf->pud);
+
+		if (!pud_none(pud) && !pud_leaf(pud))
+			return VM_FAULT_FALLBACK;
+		leaf = pud_leaf(pud);
 		atomic_long_inc(&som_fault_stats.pud);
-		return vmf_insert_pfn_pud(vmf, entry, som_fault_upgrade(vmf,
-					  pud_leaf(pudp_get(vmf->pud))));
+		return vmf_insert_pfn_pud(vmf, entry,
+					  som_fault_upgrade(vmf, leaf));
 	}
 #endif
-	atomic_long_inc(&som_fault_stats.pmd);
-	return vmf_insert_pfn_pmd(vmf, entry,
-				  som_fault_upgrade(vmf, pmd_leaf(vmf->orig_pmd)));
+#ifdef CONFIG_ARCH_SUPPORTS_PMD_PFNMAP
+	if (order == PMD_ORDER) {
+		pmd_t pmd = pmdp_get_lockless(vmf->pmd);
+
+		if (!pmd_none(pmd) && !pmd_leaf(pmd))
+			return VM_FAULT_FALLBACK;
+		leaf = pmd_leaf(pmd);
+		atomic_long_inc(&som_fault_stats.pmd);
+		return vmf_insert_pfn_pmd(vmf, entry,
+					  som_fault_upgrade(vmf, leaf));
+	}
+#endif
+	return VM_FAULT_FALLBACK;
 }
 
 /*
@@ -119,6 +145,20 @@ static vm_fault_t som_fault_huge(struct vm_fault *vmf, unsigned int order)
 	return ret;
 }
 
+/*
+ * Has a fault of another size mapped the piece around @vmf since the core
+ * found no entry there and called ->fault? Faults run under the VMA lock
+ * only, so another thread's 2 MiB fault may have put a leaf where this one
+ * saw an empty PMD. vmf_insert_pfn() would then take the leaf for a table
+ * (a VM_BUG_ON in walk_to_pmd()). Stable under the region lock. A 1 GiB
+ * leaf cannot appear here: the core put a PMD table under the PUD first.
+ */
+static bool som_fault_mapped_huge(struct vm_fault *vmf)
+{
+	return pud_leaf(pudp_get(vmf->pud)) ||
+	       pmd_leaf(pmdp_get_lockless(vmf->pmd));
+}
+
 static vm_fault_t som_fault_pte(struct vm_fault *vmf)
 {
 	struct som_region *region = vmf->vma->vm_private_data;
@@ -127,6 +167,10 @@ static vm_fault_t som_fault_pte(struct vm_fault *vmf)
 	int err;
 
 	som_region_lock(region);
+	if (som_fault_mapped_huge(vmf)) {
+		som_region_unlock(region);
+		return VM_FAULT_NOPAGE;
+	}
 	err = som_region_block(region, vmf->pgoff, 1, &pfn);
 	if (err) {
 		som_region_unlock(region);
@@ -134,15 +178,6 @@ static vm_fault_t som_fault_pte(struct vm_fault *vmf)
 	}
 	ret = vmf_insert_pfn(vmf->vma, vmf->address & PAGE_MASK, pfn);
 	som_region_unlock(region);
-	/*
-	 * Another thread's fault may have put a 2 MiB or 1 GiB entry here
-	 * meanwhile (faults run under the VMA lock only); then there is no
-	 * PTE table to insert into, and the access is already mapped.
-	 */
-	if (ret == VM_FAULT_OOM &&
-	    (pmd_leaf(pmdp_get_lockless(vmf->pmd)) ||
-	     pud_leaf(pudp_get(vmf->pud))))
-		return VM_FAULT_NOPAGE;
 	if (ret == VM_FAULT_NOPAGE)
 		atomic_long_inc(&som_fault_stats.pte);
 	return ret;
@@ -152,11 +187,13 @@ static vm_fault_t som_vm_huge_fault(struct vm_fault *vmf, unsigned int order)
 {
 	switch (order) {
 	case PUD_ORDER:
-		if (!IS_ENABLED(CONFIG_HAVE_ARCH_TRANSPARENT_HUGEPAGE_PUD) ||
+		if (!IS_ENABLED(CONFIG_ARCH_SUPPORTS_PUD_PFNMAP) ||
 		    !som_has_pud_pages())
 			return VM_FAULT_FALLBACK;
-		fallthrough;
+		return som_fault_huge(vmf, order);
 	case PMD_ORDER:
+		if (!IS_ENABLED(CONFIG_ARCH_SUPPORTS_PMD_PFNMAP))
+			return VM_FAULT_FALLBACK;
 		return som_fault_huge(vmf, order);
 	default:
 		return VM_FAULT_FALLBACK;
@@ -166,12 +203,6 @@ static vm_fault_t som_vm_huge_fault(struct vm_fault *vmf, unsigned int order)
 static vm_fault_t som_vm_fault(struct vm_fault *vmf)
 {
 	return som_fault_pte(vmf);
-}
-
-/* Is @vma one of @region's mappings? */
-static bool som_vma_maps(struct vm_area_struct *vma, struct som_region *region)
-{
-	return vma->vm_ops == &som_vm_ops && vma->vm_private_data == region;
 }
 
 /**
@@ -190,14 +221,12 @@ static bool som_vma_maps(struct vm_area_struct *vma, struct som_region *region)
 void som_vm_zap_range(struct mm_struct *mm, struct som_region *region,
 		      pgoff_t first, pgoff_t end)
 {
-	VMA_ITERATOR(vmi, mm, 0);
+	VMA_ITERATOR(vmi, mm, region->vm_start);
 	struct vm_area_struct *vma;
 	pgoff_t from, to;
 
 	mmap_assert_locked(mm);
-	for_each_vma(vmi, vma) {
-		if (!som_vma_maps(vma, region))
-			continue;
+	while ((vma = som_region_next_vma(region, &vmi))) {
 		from = max(first, vma->vm_pgoff);
 		to = min(end, vma->vm_pgoff + vma_pages(vma));
 		if (from < to)
@@ -212,20 +241,19 @@ void som_vm_zap_range(struct mm_struct *mm, struct som_region *region,
  * @mm: the region's owner
  * @region: the region
  *
- * Context: Caller holds @mm's mmap_lock.
+ * Context: Caller holds @mm's mmap_lock and the region lock.
  * Return: their number. Fewer than the region counts means that a
  * munmap() has taken some out of the tree but not closed them yet: their
  * page tables may still map the region's blocks.
  */
 unsigned long som_vm_count(struct mm_struct *mm, struct som_region *region)
 {
-	VMA_ITERATOR(vmi, mm, 0);
-	struct vm_area_struct *vma;
+	VMA_ITERATOR(vmi, mm, region->vm_start);
 	unsigned long nr = 0;
 
 	mmap_assert_locked(mm);
-	for_each_vma(vmi, vma)
-		nr += som_vma_maps(vma, region);
+	while (som_region_next_vma(region, &vmi))
+		nr++;
 	return nr;
 }
 
@@ -238,23 +266,23 @@ unsigned long som_vm_count(struct mm_struct *mm, struct som_region *region)
  *	(see som_pud_table()): then it gets 1 GiB entries only once the
  *	table is gone
  *
- * Context: Caller holds @mm's mmap_lock.
+ * Context: Caller holds @mm's mmap_lock and the region lock.
  * Return: whether the CPU has 1 GiB pages and some VMA of @region maps
  * the whole GiB at a 1 GiB aligned address.
  */
 bool som_vm_maps_gib(struct mm_struct *mm, struct som_region *region,
 		     pgoff_t first, bool *table)
 {
-	VMA_ITERATOR(vmi, mm, 0);
+	VMA_ITERATOR(vmi, mm, region->vm_start);
 	struct vm_area_struct *vma;
 	unsigned long addr;
 
 	mmap_assert_locked(mm);
-	if (!IS_ENABLED(CONFIG_HAVE_ARCH_TRANSPARENT_HUGEPAGE_PUD) ||
+	if (!IS_ENABLED(CONFIG_ARCH_SUPPORTS_PUD_PFNMAP) ||
 	    !som_has_pud_pages())
 		return false;
-	for_each_vma(vmi, vma) {
-		if (!som_vma_maps(vma, region) || first < vma->vm_pgoff ||
+	while ((vma = som_region_next_vma(region, &vmi))) {
+		if (first < vma->vm_pgoff ||
 		    first + SOM_PAGES_PER_CHUNK > vma->vm_pgoff + vma_pages(vma))
 			continue;
 		addr = vma->vm_start + ((first - vma->vm_pgoff) << PAGE_SHIFT);
@@ -275,7 +303,7 @@ static void som_vm_open(struct vm_area_struct *vma)
 {
 	struct som_region *region = vma->vm_private_data;
 
-	som_region_open(region);
+	som_region_open(region, vma);
 	if (find_vma_intersection(vma->vm_mm, vma->vm_start, vma->vm_end))
 		return;
 	/*
