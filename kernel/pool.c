@@ -36,6 +36,7 @@
 #include <linux/io.h>
 #include <linux/numa.h>
 #include <linux/sched.h>
+#include <linux/sched/clock.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/topology.h>
@@ -50,6 +51,23 @@ static unsigned long som_chunk_bfn(const struct som_chunk *chunk, unsigned int i
 static void *som_chunk_block_vaddr(const struct som_chunk *chunk, unsigned int i)
 {
 	return chunk->vaddr + ((size_t)i << SOM_BLOCK_SHIFT);
+}
+
+/* Zero a block, counting what it cost and who paid (see som_zero_stats). */
+static void som_pool_zero_block(struct som_pool *pool, struct som_chunk *chunk,
+				unsigned int i, bool ahead)
+{
+	u64 start = local_clock();
+
+	memset(som_chunk_block_vaddr(chunk, i), 0, SOM_BLOCK_SIZE);
+	if (ahead) {
+		atomic64_add(SOM_BLOCK_SIZE, &pool->zero_stats.worker_bytes);
+		atomic64_add(local_clock() - start,
+			     &pool->zero_stats.worker_ns);
+	} else {
+		atomic64_add(SOM_BLOCK_SIZE, &pool->zero_stats.fault_bytes);
+		atomic64_add(local_clock() - start, &pool->zero_stats.fault_ns);
+	}
 }
 
 static struct som_chunk *som_pool_find(struct som_pool *pool, unsigned long cfn)
@@ -396,7 +414,7 @@ unsigned long som_pool_alloc_block(struct som_pool *pool,
 	spin_unlock(&pool->lock);
 
 	if (dirty)
-		memset(som_chunk_block_vaddr(chunk, i), 0, SOM_BLOCK_SIZE);
+		som_pool_zero_block(pool, chunk, i, false);
 	return som_chunk_bfn(chunk, i);
 }
 EXPORT_SYMBOL_IF_KUNIT(som_pool_alloc_block);
@@ -463,7 +481,7 @@ unsigned long som_pool_alloc_chunk(struct som_pool *pool,
 	spin_unlock(&pool->lock);
 
 	for_each_set_bit(i, dirty, SOM_BLOCKS_PER_CHUNK) {
-		memset(som_chunk_block_vaddr(pick, i), 0, SOM_BLOCK_SIZE);
+		som_pool_zero_block(pool, pick, i, false);
 		cond_resched();
 	}
 	return som_chunk_bfn(pick, 0);
@@ -739,7 +757,7 @@ static void som_pool_zero_work(struct work_struct *work)
 		WRITE_ONCE(pool->zeroing, som_chunk_bfn(chunk, i));
 		spin_unlock(&pool->lock);
 
-		memset(som_chunk_block_vaddr(chunk, i), 0, SOM_BLOCK_SIZE);
+		som_pool_zero_block(pool, chunk, i, true);
 
 		spin_lock(&pool->lock);
 		__clear_bit(i, chunk->dirty);
@@ -1045,8 +1063,7 @@ retry:
 	/* Memory leaves the pool zeroed, whoever gets it next. */
 	list_for_each_entry_safe(chunk, tmp, &gone, list) {
 		for_each_set_bit(b, chunk->dirty, SOM_BLOCKS_PER_CHUNK) {
-			memset(som_chunk_block_vaddr(chunk, b), 0,
-			       SOM_BLOCK_SIZE);
+			som_pool_zero_block(pool, chunk, b, true);
 			cond_resched();
 		}
 		som_chunk_destroy(chunk);
@@ -1415,6 +1432,7 @@ int som_pool_init(struct som_pool *pool)
 	INIT_LIST_HEAD(&pool->chunks);
 	hash_init(pool->hash);
 	pool->nr_chunks = 0;
+	memset(&pool->zero_stats, 0, sizeof(pool->zero_stats));
 	pool->zeroing = SOM_NO_BLOCK;
 	init_waitqueue_head(&pool->zero_wait);
 	INIT_WORK(&pool->zero_work, som_pool_zero_work);

@@ -98,6 +98,24 @@ struct som_pool_set {
 };
 
 /**
+ * struct som_zero_stats - what zeroing freed memory has cost
+ * @worker_bytes:	zeroed ahead of time, by the worker or when a source
+ *			leaves the pool: a kernel thread's CPU time, charged
+ *			to no process
+ * @worker_ns:		the time those memsets took
+ * @fault_bytes:	zeroed by a process allocating memory that the
+ *			worker had not reached yet (in its fault, or in
+ *			fallocate()), on its own CPU time
+ * @fault_ns:		the time those memsets took
+ */
+struct som_zero_stats {
+	atomic64_t worker_bytes;
+	atomic64_t worker_ns;
+	atomic64_t fault_bytes;
+	atomic64_t fault_ns;
+};
+
+/**
  * struct som_pool - all chunks and their accounting
  * @lock:	protects every field below except @zero_work and @zero_wait,
  *		the sets, the mutable fields of every chunk and the
@@ -111,6 +129,7 @@ struct som_pool_set {
  *		free and dirty meanwhile, allocators skip it), or SOM_NO_BLOCK
  * @zero_wait:	woken whenever the worker finishes a block
  * @zero_work:	the zeroing worker
+ * @zero_stats:	what zeroing has cost so far, in the worker and in faults
  */
 struct som_pool {
 	spinlock_t lock;		/* see above */
@@ -121,6 +140,7 @@ struct som_pool {
 	unsigned long zeroing;
 	wait_queue_head_t zero_wait;
 	struct work_struct zero_work;
+	struct som_zero_stats zero_stats;
 };
 
 /* How a claim places its blocks on nodes: the values of SOM_POLICY_*. */

@@ -18,6 +18,7 @@
 #include <linux/string.h>
 
 #include "migrate.h"
+#include "region.h"
 #include "som.h"
 #include "source.h"
 
@@ -50,8 +51,6 @@ static ssize_t som_pool_attr_show(struct kobject *kobj,
 	if (kobj != som_kobj)
 		nid = container_of(kobj, struct som_node_kobj, kobj)->nid;
 	som_pool_get_stats(&som_pool, nid, &stats);
-	if (nid == NUMA_NO_NODE)
-		stats.metadata_bytes += som_sources_metadata_bytes();
 	return sysfs_emit(buf, "%llu\n",
 			  *(u64 *)((char *)&stats + pattr->offset));
 }
@@ -86,10 +85,34 @@ static struct som_pool_attr som_unmovable_free_bytes = {
 	offsetof(struct som_pool_stats, unmovable_free_bytes),
 };
 
-static struct som_pool_attr som_metadata_bytes = {
-	__ATTR(metadata_bytes, 0444, som_pool_attr_show, NULL),
-	offsetof(struct som_pool_stats, metadata_bytes),
-};
+/*
+ * Every byte som allocates to describe the memory it manages: the pool's
+ * chunk descriptors and sets, the sources and their chunk tables, and the
+ * regions with their tables.
+ */
+static ssize_t metadata_bytes_show(struct kobject *kobj,
+				   struct kobj_attribute *attr, char *buf)
+{
+	struct som_pool_stats stats;
+
+	som_pool_get_stats(&som_pool, NUMA_NO_NODE, &stats);
+	return sysfs_emit(buf, "%llu\n", stats.metadata_bytes +
+			  som_sources_metadata_bytes() +
+			  som_regions_metadata_bytes());
+}
+
+static struct kobj_attribute som_metadata_bytes = __ATTR_RO(metadata_bytes);
+
+/* Of that, what the regions and their tables take. */
+static ssize_t region_metadata_bytes_show(struct kobject *kobj,
+					  struct kobj_attribute *attr,
+					  char *buf)
+{
+	return sysfs_emit(buf, "%llu\n", som_regions_metadata_bytes());
+}
+
+static struct kobj_attribute som_region_metadata_bytes =
+	__ATTR_RO(region_metadata_bytes);
 
 /* A fault counter. */
 struct som_fault_attr {
@@ -112,6 +135,32 @@ static ssize_t som_fault_attr_show(struct kobject *kobj,
 		__ATTR(_name, 0444, som_fault_attr_show, NULL),		\
 		&som_fault_stats._field,				\
 	}
+
+/* What zeroing has cost: zero_{worker,fault}_{bytes,ns}. */
+struct som_zero_attr {
+	struct kobj_attribute attr;
+	atomic64_t *count;
+};
+
+static ssize_t som_zero_attr_show(struct kobject *kobj,
+				  struct kobj_attribute *attr, char *buf)
+{
+	struct som_zero_attr *zattr = container_of(attr, struct som_zero_attr,
+						   attr);
+
+	return sysfs_emit(buf, "%lld\n", atomic64_read(zattr->count));
+}
+
+#define SOM_ZERO_ATTR(_name, _field)					\
+	static struct som_zero_attr som_##_name = {			\
+		__ATTR(_name, 0444, som_zero_attr_show, NULL),		\
+		&som_pool.zero_stats._field,				\
+	}
+
+SOM_ZERO_ATTR(zero_worker_bytes, worker_bytes);
+SOM_ZERO_ATTR(zero_worker_ns, worker_ns);
+SOM_ZERO_ATTR(zero_fault_bytes, fault_bytes);
+SOM_ZERO_ATTR(zero_fault_ns, fault_ns);
 
 SOM_FAULT_ATTR(faults_pud, pud);
 SOM_FAULT_ATTR(faults_pmd, pmd);
@@ -268,10 +317,15 @@ static const struct attribute_group som_counter_group = {
 
 /* What only the whole pool has. */
 static struct attribute *som_pool_attrs[] = {
-	&som_metadata_bytes.attr.attr,
+	&som_metadata_bytes.attr,
+	&som_region_metadata_bytes.attr,
 	&som_faults_pud.attr.attr,
 	&som_faults_pmd.attr.attr,
 	&som_faults_pte.attr.attr,
+	&som_zero_worker_bytes.attr.attr,
+	&som_zero_worker_ns.attr.attr,
+	&som_zero_fault_bytes.attr.attr,
+	&som_zero_fault_ns.attr.attr,
 	&add_range_attr.attr,
 	&remove_source_attr.attr,
 	NULL,
