@@ -371,7 +371,9 @@ void som_compact_set_rate(unsigned int rate)
 /**
  * som_compact_exit() - stop the background pass for good
  *
- * Context: Module exit, after sysfs is gone (nothing can kick it again).
+ * Once it returns no background pass runs or is due: a kick does nothing.
+ *
+ * Context: Module exit, before the sources go.
  */
 void som_compact_exit(void)
 {

@@ -54,12 +54,18 @@ err_destroy_pool:
 }
 module_init(som_init);
 
-/* Every open file of /dev/som holds a module reference: no region is left. */
+/*
+ * Every open file of /dev/som holds a module reference: no region is left.
+ * The background compaction pass may still run, though, with a chunk set
+ * aside and blocks in flight: stop it before the sources hand their memory
+ * back. Removing sysfs then waits for a pass an administrator started; the
+ * pool's removal of each source waits for the zeroing worker.
+ */
 static void __exit som_exit(void)
 {
 	som_dev_unregister();
-	som_sysfs_exit();
 	som_compact_exit();
+	som_sysfs_exit();
 	som_pool_destroy(&som_pool);
 }
 module_exit(som_exit);

@@ -475,19 +475,37 @@ int som_sources_init(struct kobject *parent)
 	return err;
 }
 
+/*
+ * A source that cannot leave the pool at exit keeps its memory for good:
+ * handing memory back that som may still write would be far worse than
+ * losing it until the next boot.
+ */
+static void som_source_leak(struct som_source *src, int err)
+{
+	pr_err("%s source %s could not leave the pool (%d): its %lu GiB are leaked, not handed back\n",
+	       src->ops->kind, src->name, err, src->nr_chunks);
+	list_del(&src->list);
+	kobject_del(&src->kobj);
+}
+
 /**
  * som_sources_exit() - remove every source, then the sources directory
  *
- * Context: Module exit: no region is left, so every chunk is free.
+ * Context: Module exit: no region is left and compaction is stopped, so
+ * every chunk is free and none is set aside.
  */
 void som_sources_exit(void)
 {
 	struct som_source *src, *tmp;
+	int err;
 
 	mutex_lock(&som_sources_lock);
 	list_for_each_entry_safe(src, tmp, &som_sources, list) {
-		WARN_ON_ONCE(som_pool_remove(&som_pool, src));
-		som_source_destroy(src);
+		err = som_pool_remove(&som_pool, src);
+		if (err)
+			som_source_leak(src, err);
+		else
+			som_source_destroy(src);
 	}
 	mutex_unlock(&som_sources_lock);
 	unregister_memory_notifier(&som_memory_nb);
