@@ -85,7 +85,7 @@ int som_dax_add(u64 start, u64 size, bool unmovable, char *name)
 	src = som_source_alloc_range(&som_dax_ops, start, size, unmovable);
 	if (!src)
 		return -ENOMEM;
-	res = request_mem_region(start, size, "som");
+	res = request_mem_region_exclusive(start, size, "som");
 	if (!res) {
 		pr_err_ratelimited("dax %.*s refused: a driver claims its range (unbind it from device_dax first)\n",
 				   SOM_SOURCE_NAME_LEN, name);

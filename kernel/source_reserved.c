@@ -7,30 +7,81 @@
  * touches it. An administrator gives such ranges to som as SIZE@START,
  * either as the module parameter ranges= or through the sysfs file
  * add_range, or through SOM_IOC_SOURCE_ADD. A range is accepted only if
- * it is 1 GiB aligned, lies wholly inside memory the firmware map calls
- * reserved (so it is real memory, not a hole, and not System RAM), and
- * overlaps nothing already in the pool. Removing it gives nothing back to
- * the kernel: the range just stays reserved, ready to be added again.
+ * it is 1 GiB aligned, lies wholly inside memory the kernel's memory map
+ * calls reserved (not System RAM), is RAM as far as the kernel can tell
+ * (on x86, the firmware's own E820 map, before memmap= changed it, says
+ * RAM for every 2 MiB of it: no MMIO, no ACPI tables, no hole), and
+ * overlaps nothing already in the pool.
+ *
+ * While in the pool the range is claimed as an exclusive "som" resource,
+ * a child of the "Reserved" one in /proc/iomem: no driver can claim it,
+ * and /dev/mem refuses it (CONFIG_STRICT_DEVMEM), as it refuses System
+ * RAM. Removing it gives nothing back to the kernel: the claim goes, and
+ * the range stays reserved, ready to be added again.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/ioport.h>
 #include <linux/kernel.h>
 #include <linux/mm.h>
+#include <linux/sched.h>
+#ifdef CONFIG_X86
+#include <asm/e820/api.h>
+#endif
 
 #include "pool.h"
 #include "source.h"
 #include "source_reserved.h"
 
-/* Nothing to give back: the range stays reserved. */
+/* Nothing to give back but the claim: the range stays reserved. */
 static void som_reserved_release(struct som_source *src)
 {
+	struct resource *res = src->priv;
+
+	release_mem_region(res->start, resource_size(res));
 }
 
 static const struct som_source_ops som_reserved_ops = {
 	.kind = "reserved",
 	.release = som_reserved_release,
 };
+
+#ifdef CONFIG_X86
+/*
+ * Does the firmware's E820 map (e820_table_firmware: memmap= does not
+ * change it) say RAM for the whole range? No entry of another type may
+ * touch it, and every 2 MiB of it must hold RAM (a hole has no entry).
+ */
+static bool som_reserved_is_ram(u64 start, u64 size)
+{
+	static const enum e820_type others[] = {
+		E820_TYPE_RESERVED, E820_TYPE_ACPI, E820_TYPE_NVS,
+		E820_TYPE_UNUSABLE, E820_TYPE_PMEM, E820_TYPE_PRAM,
+		E820_TYPE_SOFT_RESERVED,
+	};
+	unsigned int i;
+	u64 b;
+
+	for (i = 0; i < ARRAY_SIZE(others); i++)
+		if (e820__mapped_raw_any(start, start + size, others[i]))
+			return false;
+	for (b = start; b < start + size; b += SOM_BLOCK_SIZE) {
+		if (!e820__mapped_raw_any(b, b + SOM_BLOCK_SIZE, E820_TYPE_RAM))
+			return false;
+		cond_resched();
+	}
+	return true;
+}
+#else
+/*
+ * Elsewhere the kernel keeps no firmware map a module can read: a range
+ * that is reserved memory and not claimed by a driver is taken as RAM.
+ */
+static bool som_reserved_is_ram(u64 start, u64 size)
+{
+	return true;
+}
+#endif
 
 /**
  * som_reserved_add() - validate a reserved range and add it to the pool
@@ -43,7 +94,8 @@ static const struct som_source_ops som_reserved_ops = {
  *
  * Context: Process context, may sleep.
  * Return: 0, -EINVAL for a misaligned range or one that is not reserved
- * memory, -EBUSY if it overlaps the pool, or an error from som_source_add().
+ * RAM, -EBUSY if it overlaps the pool or another driver claims part of it,
+ * or an error from som_source_add().
  */
 int som_reserved_add(u64 start, u64 size, bool unmovable, char *name)
 {
@@ -67,9 +119,22 @@ int som_reserved_add(u64 start, u64 size, bool unmovable, char *name)
 		return -EINVAL;
 	}
 
+	if (!som_reserved_is_ram(start, size)) {
+		pr_err_ratelimited("range %#llx@%#llx refused: the firmware's memory map does not call all of it RAM (MMIO, ACPI tables or a hole?)\n",
+				   size, start);
+		return -EINVAL;
+	}
+
 	src = som_source_alloc_range(&som_reserved_ops, start, size, unmovable);
 	if (!src)
 		return -ENOMEM;
+	src->priv = request_mem_region_exclusive(start, size, "som");
+	if (!src->priv) {
+		pr_err_ratelimited("range %#llx@%#llx refused: claimed by som or another driver, or it spans two entries of the memory map (see /proc/iomem)\n",
+				   size, start);
+		som_source_free(src);
+		return -EBUSY;
+	}
 	if (!*name)
 		snprintf(name, SOM_SOURCE_NAME_LEN, "reserved@%#llx", start);
 	return som_source_add(src, name);

@@ -2,13 +2,22 @@
 /*
  * som.ko loading: the ranges= parameter refuses bad ranges cleanly (the
  * load fails with an error, nothing is left behind), and ranges can be
- * added at run time through /sys/kernel/mm/som/add_range.
+ * added at run time through /sys/kernel/mm/som/add_range. A reserved
+ * range in the pool is claimed in /proc/iomem, so /dev/mem refuses it; a
+ * range that the firmware does not call RAM is refused. Unloading right
+ * after a process whose memory compaction is moving was killed leaves
+ * every source whole.
  *
  * Runs with som.ko NOT loaded; the module file is $SOM_KO (default
  * /som/som.ko). The guest reserves 2 GiB at 4 GiB (memmap=2G$4G).
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
+#include <linux/falloc.h>
+#include <signal.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
 
 #include "kselftest_harness.h"
 #include "som_util.h"
@@ -164,6 +173,166 @@ TEST_F_TIMEOUT(load, load_unload_cycles_with_and_without_users, 900)
 		EXPECT_EQ(0, som_unload());
 	}
 	TH_LOG("%d load/unload cycles, every other one with users", cycle);
+}
+
+/* Is [@start, @end] a "som" line nested in a "Reserved" one of /proc/iomem? */
+static int som_iomem_claimed(unsigned long long start, unsigned long long end)
+{
+	char line[256], want[64];
+	int reserved_depth = -1, depth, found = 0;
+	FILE *f = fopen("/proc/iomem", "r");
+
+	if (!f)
+		return -errno;
+	snprintf(want, sizeof(want), "%llx-%llx : som", start, end);
+	while (fgets(line, sizeof(line), f)) {
+		depth = strspn(line, " ");
+		if (strstr(line, " : Reserved"))
+			reserved_depth = depth;
+		else if (depth <= reserved_depth)
+			reserved_depth = -1;
+		if (!strncmp(line + depth, want, strlen(want)) &&
+		    reserved_depth >= 0 && depth > reserved_depth)
+			found = 1;
+	}
+	fclose(f);
+	return found;
+}
+
+/* pread() of /dev/mem at @phys: 0, or -errno. */
+static int som_devmem_read(int fd, unsigned long long phys)
+{
+	char buf[64];
+
+	return pread(fd, buf, sizeof(buf), phys) < 0 ? -errno : 0;
+}
+
+TEST_F(load, reserved_range_is_claimed)
+{
+	unsigned long long start = 4ULL << 30, end = (5ULL << 30) - 1;
+	int mem;
+
+	ASSERT_EQ(0, som_iomem_claimed(start, end));
+	ASSERT_EQ(0, som_load("ranges=1G@4G"));
+	EXPECT_EQ(1, som_iomem_claimed(start, end));
+	/* Nobody else can claim it: not even som a second time. */
+	EXPECT_EQ(-EBUSY, som_sysfs_write("add_range", "1G@4G"));
+	mem = open("/dev/mem", O_RDONLY);
+	if (mem >= 0 && som_devmem_read(mem, 1ULL << 30) == -EPERM) {
+		/* STRICT_DEVMEM refuses System RAM: som memory too. */
+		EXPECT_EQ(-EPERM, som_devmem_read(mem, start));
+		EXPECT_EQ(-EPERM, som_devmem_read(mem, end + 1 - 4096));
+	} else {
+		TH_LOG("no /dev/mem with CONFIG_STRICT_DEVMEM: not checked");
+	}
+	if (mem >= 0)
+		close(mem);
+	EXPECT_EQ(0, som_unload());
+	EXPECT_EQ(0, som_iomem_claimed(start, end));
+}
+
+/*
+ * SOM_NOT_RAM is SIZE@START of a range that the guest reserves with
+ * memmap=SIZE$START where the firmware has no memory at all: it looks like
+ * any other reserved range in /proc/iomem, but it is not RAM.
+ */
+TEST_F(load, range_the_firmware_does_not_call_ram_is_refused)
+{
+	const char *range = getenv("SOM_NOT_RAM");
+	char params[128];
+
+	if (!range)
+		SKIP(return, "SOM_NOT_RAM (a reserved range that is no RAM) not set");
+	snprintf(params, sizeof(params), "ranges=%s", range);
+	EXPECT_EQ(-EINVAL, som_load(params));
+	EXPECT_NE(0, access(SOM_DEV, F_OK));
+	ASSERT_EQ(0, som_load(""));
+	EXPECT_EQ(-EINVAL, som_sysfs_write("add_range", range));
+	EXPECT_EQ(0, som_stat("total_bytes"));
+	EXPECT_EQ(0, som_unload());
+}
+
+/*
+ * A child leaves one block in use in each GiB of the pool, faults a GiB
+ * of a som file on 2 MiB entries, gives the other blocks back and sleeps;
+ * the background compaction pass starts moving its GiB into one chunk.
+ * The child is killed during the pass and som.ko unloaded at once: the
+ * pass may still hold a chunk set aside, and the sources must not go
+ * before it stops. Each cycle then loads again: a source that unloading
+ * leaked would still claim its range.
+ */
+static void som_compacting_child(int ready)
+{
+	int dev = open(SOM_DEV, O_RDWR), frag, fd;
+	off_t off, total = som_stat("total_bytes");
+	char *p;
+
+	frag = som_file(dev, total, 0);
+	if (dev < 0 || frag < 0 || fallocate(frag, 0, 0, total))
+		_exit(1);
+	for (off = 0; off < total; off += GiB)
+		if (fallocate(frag, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			      off, 10 * MiB) ||
+		    fallocate(frag, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			      off + 12 * MiB, GiB - 12 * MiB))
+			_exit(1);
+	fd = som_file(dev, GiB, 0);
+	p = fd < 0 ? MAP_FAILED : mmap(NULL, GiB, PROT_READ | PROT_WRITE,
+				       MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		_exit(1);
+	som_fill(p, 0, GiB, 2 * MiB, 1);
+	close(frag);
+	if (write(ready, "r", 1) != 1)
+		_exit(1);
+	pause();
+	_exit(0);
+}
+
+TEST_F_TIMEOUT(load, unload_while_compaction_runs, 1800)
+{
+	int cycle, pipefd[2], status, ret, hits = 0;
+	double deadline;
+	pid_t pid;
+	char c;
+
+	for (cycle = 0; cycle < 6; cycle++) {
+		ASSERT_EQ(0, som_load("ranges=2G@4G"));
+		/* No pass before the child is ready. */
+		ASSERT_EQ(0, som_sysfs_write("migration/compact_rate", "0"));
+		ASSERT_EQ(0, pipe(pipefd));
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (!pid) {
+			close(pipefd[0]);
+			som_compacting_child(pipefd[1]);
+		}
+		close(pipefd[1]);
+		ASSERT_EQ(1, read(pipefd[0], &c, 1));
+		close(pipefd[0]);
+		/* Full speed; the pass is due 2 s later: wait for it. */
+		ASSERT_EQ(0, som_sysfs_write("migration/compact_rate",
+					     "1000000"));
+		deadline = time(NULL) + 120;
+		while (!som_stat("migration/compact_running") &&
+		       !som_stat("migration/gib_assembled") &&
+		       time(NULL) < deadline)
+			usleep(1000);
+		hits += som_stat("migration/compact_running") > 0;
+		kill(pid, SIGKILL);
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		EXPECT_TRUE(WIFSIGNALED(status));
+		/* Files close as the child exits: unloading may not wait. */
+		while ((ret = som_unload()) == -EBUSY || ret == -EAGAIN)
+			usleep(1000);
+		ASSERT_EQ(0, ret);
+	}
+	/* Every source came back whole: its range can be claimed again. */
+	ASSERT_EQ(0, som_load("ranges=2G@4G"));
+	EXPECT_EQ(2 * (long long)GiB, som_stat("total_bytes"));
+	EXPECT_EQ(0, som_unload());
+	TH_LOG("%d cycles, %d killed while a pass ran", cycle, hits);
+	EXPECT_LT(0, hits);
 }
 
 TEST_HARNESS_MAIN

@@ -15,6 +15,10 @@
 #   SOM_VM_SPARE         more reserved memory that som.ko does not get at
 #                        load, for the tests to add at run time (1G@12G,
 #                        on node 1); the guest sees SOM_SPARE_RANGES
+#   SOM_VM_NOT_RAM       a range reserved with memmap=SIZE$START where the
+#                        firmware has no memory (1G@256G): it looks like
+#                        any reserved range in /proc/iomem, and som.ko
+#                        must refuse it; the guest sees SOM_NOT_RAM
 #   SOM_VM_PMEM          legacy persistent memory, memmap=SIZE!START
 #                        (3G@14G, node 1), for device DAX; SOM_PMEM
 #   SOM_VM_HUGEPAGES     1 GiB hugetlb pages reserved at boot (2)
@@ -41,6 +45,7 @@ SOM_VM_MEM=${SOM_VM_MEM:-16G}
 SOM_VM_SMP=${SOM_VM_SMP:-2}
 SOM_VM_NODES=${SOM_VM_NODES:-2}
 SOM_VM_SPARE=${SOM_VM_SPARE:-1G@12G}
+SOM_VM_NOT_RAM=${SOM_VM_NOT_RAM:-1G@256G}
 SOM_VM_PMEM=${SOM_VM_PMEM:-3G@14G}
 SOM_VM_HUGEPAGES=${SOM_VM_HUGEPAGES:-2}
 SOM_VM_DIMM=${SOM_VM_DIMM:-1G}
@@ -82,6 +87,10 @@ som_vm_boot() {
 	if [[ -n $SOM_VM_SPARE ]]; then
 		append+=" memmap=${SOM_VM_SPARE%@*}\$${SOM_VM_SPARE#*@}"
 		env+=" SOM_SPARE_RANGES=$SOM_VM_SPARE"
+	fi
+	if [[ -n $SOM_VM_NOT_RAM ]]; then
+		append+=" memmap=${SOM_VM_NOT_RAM%@*}\$${SOM_VM_NOT_RAM#*@}"
+		env+=" SOM_NOT_RAM=$SOM_VM_NOT_RAM"
 	fi
 	if [[ -n $SOM_VM_PMEM ]]; then
 		append+=" memmap=${SOM_VM_PMEM%@*}!${SOM_VM_PMEM#*@}"
