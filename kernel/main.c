@@ -26,9 +26,12 @@ static int __init som_init(void)
 	struct som_pool_stats stats;
 	int err;
 
-	err = som_pool_init(&som_pool);
+	err = som_dma_guard_init();
 	if (err)
 		return err;
+	err = som_pool_init(&som_pool);
+	if (err)
+		goto err_guard_exit;
 	err = som_sysfs_init();
 	if (err)
 		goto err_destroy_pool;
@@ -50,6 +53,8 @@ err_sysfs_exit:
 	som_sysfs_exit();
 err_destroy_pool:
 	som_pool_destroy(&som_pool);
+err_guard_exit:
+	som_dma_guard_exit();
 	return err;
 }
 module_init(som_init);
@@ -67,6 +72,7 @@ static void __exit som_exit(void)
 	som_compact_exit();
 	som_sysfs_exit();
 	som_pool_destroy(&som_pool);
+	som_dma_guard_exit();
 }
 module_exit(som_exit);
 

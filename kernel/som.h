@@ -70,6 +70,10 @@ void som_dev_unregister(void);
 /* file.c */
 long som_file_create(struct som_file_args __user *uarg);
 
+/* dma_guard.c */
+int som_dma_guard_init(void);
+void som_dma_guard_exit(void);
+
 /* sysfs.c */
 int som_sysfs_init(void);
 void som_sysfs_exit(void);

@@ -6,7 +6,8 @@
  * range in the pool is claimed in /proc/iomem, so /dev/mem refuses it; a
  * range that the firmware does not call RAM is refused. Unloading right
  * after a process whose memory compaction is moving was killed leaves
- * every source whole.
+ * every source whole. som.ko and VFIO's type1 backend, which maps
+ * PFN-mapped memory for devices without pinning it, exclude each other.
  *
  * Runs with som.ko NOT loaded; the module file is $SOM_KO (default
  * /som/som.ko). The guest reserves 2 GiB at 4 GiB (memmap=2G$4G).
@@ -45,6 +46,24 @@ static int som_load(const char *params)
 static int som_unload(void)
 {
 	return syscall(SYS_delete_module, "som", O_NONBLOCK) ? -errno : 0;
+}
+
+/* Load the module file @path with no parameters; 0 or -errno. */
+static int mod_load(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (syscall(SYS_finit_module, fd, "", 0))
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+static int mod_unload(const char *name)
+{
+	return syscall(SYS_delete_module, name, O_NONBLOCK) ? -errno : 0;
 }
 
 FIXTURE(load) {
@@ -333,6 +352,50 @@ TEST_F_TIMEOUT(load, unload_while_compaction_runs, 1800)
 	EXPECT_EQ(0, som_unload());
 	TH_LOG("%d cycles, %d killed while a pass ran", cycle, hits);
 	EXPECT_LT(0, hits);
+}
+
+#define TEST_MODULES	"/som/test-modules/"
+
+/*
+ * VFIO's legacy type1 IOMMU backend keeps the pfns of a VM_PFNMAP VMA for
+ * a device without a pin or a notifier: a device could write to a som
+ * block after it went to another owner. som.ko refuses to load while it
+ * is loaded, and refuses it while som.ko is. Debian's own vfio.ko and
+ * vfio_iommu_type1.ko, staged in TEST_MODULES with their load order.
+ */
+TEST_F(load, vfio_type1_and_som_exclude_each_other)
+{
+	char names[4][64], path[sizeof(TEST_MODULES) + 64];
+	int nr = 0, i;
+	FILE *order = fopen(TEST_MODULES "order", "r");
+
+	if (!order)
+		SKIP(return, "no VFIO modules for this kernel in " TEST_MODULES);
+	while (nr < 4 && fscanf(order, "%63s", names[nr]) == 1)
+		nr++;
+	fclose(order);
+	ASSERT_LE(1, nr);
+	ASSERT_EQ(0, strcmp(names[nr - 1], "vfio_iommu_type1.ko"));
+	for (i = 0; i < nr - 1; i++) {
+		snprintf(path, sizeof(path), TEST_MODULES "%.63s", names[i]);
+		ASSERT_EQ(0, mod_load(path));
+	}
+	snprintf(path, sizeof(path), TEST_MODULES "%.63s", names[nr - 1]);
+
+	ASSERT_EQ(0, som_load("ranges=1G@4G"));
+	EXPECT_EQ(-EPERM, mod_load(path));
+	EXPECT_EQ(0, som_unload());
+	/* Without som.ko it loads; then som.ko does not. */
+	ASSERT_EQ(0, mod_load(path));
+	EXPECT_EQ(-EBUSY, som_load("ranges=1G@4G"));
+	EXPECT_NE(0, access(SOM_DEV, F_OK));
+	EXPECT_EQ(0, mod_unload("vfio_iommu_type1"));
+	EXPECT_EQ(0, som_load("ranges=1G@4G"));
+	EXPECT_EQ(0, som_unload());
+	for (i = nr - 2; i >= 0; i--) {
+		*strrchr(names[i], '.') = '\0';
+		EXPECT_EQ(0, mod_unload(names[i]));
+	}
 }
 
 TEST_HARNESS_MAIN

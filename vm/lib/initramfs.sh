@@ -10,6 +10,9 @@
 #   /som/modules/       in-kernel modules som.ko depends on (plus the ones
 #                       named in SOM_VM_MODULES), uncompressed, and
 #                       `order`, the list init insmods before the guest script
+#   /som/test-modules/  SOM_VM_TEST_MODULES with what they need, uncompressed,
+#                       and `order`: loaded by the tests themselves (stock
+#                       tier only)
 #   /usr/bin, /lib*     the host's dynamically linked SOM_VM_PROGRAMS (ndctl,
 #                       to make a device DAX instance; memcached, memcaslap
 #                       and stress-ng, to run under somrun), SOM_VM_LIBS
@@ -19,6 +22,9 @@
 # The legacy pmem drivers: the stock tier's device DAX (the debug kernel
 # has them built in).
 SOM_VM_MODULES=${SOM_VM_MODULES-nd_e820 nd_pmem dax_pmem device_dax}
+# Modules the tests load and unload themselves: VFIO's type1 backend, which
+# som.ko refuses (kernel/dma_guard.c).
+SOM_VM_TEST_MODULES=${SOM_VM_TEST_MODULES-vfio_iommu_type1}
 SOM_VM_PROGRAMS=${SOM_VM_PROGRAMS-ndctl memcached memcaslap memcping memcstat stress-ng}
 SOM_VM_LIBS=${SOM_VM_LIBS-/usr/lib/x86_64-linux-gnu/libjemalloc.so.2 /usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4}
 
@@ -59,23 +65,33 @@ module_closure() {
 	done | awk '!seen[$0]++'
 }
 
-stage_modules() {
-	local root=$1 deps ko name
-	deps=$(modinfo -F depends "$SOM_MODULE" | tr ',' ' ')
-	# shellcheck disable=SC2086  # word splitting wanted: lists of names
-	set -- $deps ${SOM_VM_MODULES:-}
+# stage_module_dir DIR NAME...: NAME and what it needs into DIR, in load
+# order (DIR/order).
+stage_module_dir() {
+	local dir=$1 ko name
+	shift
 	(($#)) || return 0
-	mkdir -p "$root/som/modules"
+	mkdir -p "$dir"
 	while read -r ko; do
 		[[ -n $ko ]] || continue
 		name=$(basename "$ko" .xz)
 		case $ko in
-		*.xz) xz -dc "$ko" >"$root/som/modules/$name" ;;
-		*) cp "$ko" "$root/som/modules/$name" ;;
+		*.xz) xz -dc "$ko" >"$dir/$name" ;;
+		*) cp "$ko" "$dir/$name" ;;
 		esac
-		echo "$name" >>"$root/som/modules/order"
+		echo "$name" >>"$dir/order"
 	done < <(module_closure "$@")
-	log "guest preloads: $(tr '\n' ' ' <"$root/som/modules/order")"
+}
+
+stage_modules() {
+	local root=$1 deps
+	deps=$(modinfo -F depends "$SOM_MODULE" | tr ',' ' ')
+	# shellcheck disable=SC2086  # word splitting wanted: lists of names
+	stage_module_dir "$root/som/modules" $deps ${SOM_VM_MODULES:-}
+	[[ ! -f $root/som/modules/order ]] ||
+		log "guest preloads: $(tr '\n' ' ' <"$root/som/modules/order")"
+	# shellcheck disable=SC2086
+	stage_module_dir "$root/som/test-modules" ${SOM_VM_TEST_MODULES:-}
 }
 
 # som_initramfs NAME -> sets SOM_INITRAMFS
