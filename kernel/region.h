@@ -33,10 +33,12 @@
  * @vm_start:	with @vm_end, an address range of the owner's that holds
  *		every live VMA of the region: walks over them look only there
  *		(som_region_next_vma()). It grows with each VMA mapped, split
- *		or moved, and starts again empty when the last VMA goes. A
- *		VMA only ever grows into the room of another VMA of the same
- *		region (a merge), so it never leaves the range. Written under
- *		@lock and the owner's mmap_lock.
+ *		or moved (->open sees the new VMA at its final addresses), and
+ *		starts again empty when the last VMA goes. A som VMA never
+ *		grows otherwise: VM_SPECIAL VMAs are never merged (mm/vma.c)
+ *		and VM_DONTEXPAND refuses mremap() growth; splits and partial
+ *		unmaps only shrink one. Written under @lock and the owner's
+ *		mmap_lock.
  * @vm_end:	see @vm_start
  * @nr_blocks:	slots holding a block
  * @mapping:	som files: the file's address_space, through which every
