@@ -13,8 +13,8 @@
  *  - prctl(PR_SET_THP_DISABLE) flips (it takes the mmap_lock, which
  *    per-VMA-lock faults do not), so faults before the flip take 4 KiB
  *    entries and faults after it 2 MiB;
- *  - shrinking the file and punching holes zap the entries again, so the
- *    race is run again and again.
+ *  - each round maps the file afresh: a zap leaves page tables behind, and
+ *    only the first fault of a 2 MiB piece without a table can race.
  *
  * On the debug tier (DEBUG_VM) losing the first race used to hit the
  * VM_BUG_ON in walk_to_pmd(). Each test runs for SOM_RACE_SECONDS
@@ -25,7 +25,6 @@
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
-#include <linux/falloc.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <sys/prctl.h>
@@ -34,7 +33,7 @@
 #include "kselftest_harness.h"
 #include "som_util.h"
 
-#define SOM_RACE_BLOCKS		4	/* the file at its full size */
+#define SOM_RACE_BLOCKS		16	/* the file at its full size */
 #define SOM_RACE_TOUCHERS	4
 
 static int som_race_seconds(void)
@@ -53,50 +52,56 @@ static double som_race_now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/*
+ * A round maps the file afresh (no page tables yet, so each 2 MiB piece's
+ * first fault decides its size), lets the touchers fault every piece at
+ * once, and unmaps it again.
+ */
 struct som_race {
 	int fd;
-	volatile char *p;
 	size_t full, small;	/* the two sizes the file flips between */
+	volatile char *p;	/* this round's mapping */
+	pthread_barrier_t start, done;
 	atomic_bool stop;
-	atomic_long rounds;	/* resizes, punches and flips done */
-	atomic_long touches;
+	atomic_long flips;	/* resizes and THP flips done */
 	atomic_long lost;	/* writes read back wrong */
-	int thp_flips, resizes, punches;
 };
 
-/*
- * Each toucher owns one word in the first page of the last block, which
- * is always inside the file and never punched: it writes a new value and
- * reads it back. In between it touches a random word of the other blocks,
- * whose contents punching throws away.
- */
 struct som_toucher {
 	struct som_race *race;
 	int id;
 };
 
+/*
+ * Each toucher owns one word in the first page of every piece (the last
+ * piece's first page is inside the file at either size): it writes a new
+ * value there and reads it back. All touchers go through the pieces in
+ * the same order, so they fault the same piece at the same time.
+ */
 static void *som_race_touch(void *arg)
 {
 	struct som_toucher *t = arg;
 	struct som_race *r = t->race;
-	volatile uint64_t *mine = (volatile uint64_t *)
-		(r->p + (SOM_RACE_BLOCKS - 1) * 2 * MiB) + t->id * 8;
-	uint64_t seed = 0x9e3779b97f4a7c15ULL * (t->id + 1), value = 0;
-	size_t off;
+	volatile uint64_t *word;
+	uint64_t value = 0;
+	int b;
 
-	while (!atomic_load(&r->stop)) {
-		*mine = ++value;
-		if (*mine != value)
-			atomic_fetch_add(&r->lost, 1);
-		/* Anywhere before the last block: faults of any size. */
-		off = som_rand(&seed) % ((SOM_RACE_BLOCKS - 1) * 2 * MiB);
-		r->p[off & ~(size_t)7] = 1;
-		atomic_fetch_add(&r->touches, 1);
+	for (;;) {
+		pthread_barrier_wait(&r->start);
+		if (atomic_load(&r->stop))
+			return NULL;
+		for (b = 0; b < SOM_RACE_BLOCKS; b++) {
+			word = (volatile uint64_t *)(r->p + b * 2 * MiB) +
+			       t->id * 8;
+			*word = ++value;
+			if (*word != value)
+				atomic_fetch_add(&r->lost, 1);
+		}
+		pthread_barrier_wait(&r->done);
 	}
-	return NULL;
 }
 
-/* Grow and shrink the file: the last block takes 2 MiB, then 4 KiB. */
+/* Grow and shrink the file: its last piece takes 2 MiB, then 4 KiB. */
 static void *som_race_resize(void *arg)
 {
 	struct som_race *r = arg;
@@ -104,11 +109,12 @@ static void *som_race_resize(void *arg)
 	while (!atomic_load(&r->stop)) {
 		if (ftruncate(r->fd, r->full) || ftruncate(r->fd, r->small))
 			break;
-		atomic_fetch_add(&r->rounds, 1);
+		atomic_fetch_add(&r->flips, 1);
 	}
 	return NULL;
 }
 
+/* Faults before a flip take 4 KiB entries, faults after it 2 MiB. */
 static void *som_race_flip_thp(void *arg)
 {
 	struct som_race *r = arg;
@@ -118,23 +124,9 @@ static void *som_race_flip_thp(void *arg)
 		if (prctl(PR_SET_THP_DISABLE, on, 0, 0, 0))
 			break;
 		on = !on;
-		atomic_fetch_add(&r->rounds, 1);
+		atomic_fetch_add(&r->flips, 1);
 	}
 	prctl(PR_SET_THP_DISABLE, 0, 0, 0, 0);
-	return NULL;
-}
-
-/* Punch every block but the last: their entries go, and faults race again. */
-static void *som_race_punch(void *arg)
-{
-	struct som_race *r = arg;
-
-	while (!atomic_load(&r->stop)) {
-		if (fallocate(r->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-			      0, (SOM_RACE_BLOCKS - 1) * 2 * MiB))
-			break;
-		atomic_fetch_add(&r->rounds, 1);
-	}
 	return NULL;
 }
 
@@ -145,21 +137,20 @@ FIXTURE(race) {
 };
 
 FIXTURE_VARIANT(race) {
-	int resizes;
-	int thp_flips;
-	int punches;
+	bool resize;
+	bool flip_thp;
 };
 
 FIXTURE_VARIANT_ADD(race, resize) {
-	.resizes = 1,
+	.resize = true,
 };
 
 FIXTURE_VARIANT_ADD(race, thp_flips) {
-	.thp_flips = 1, .punches = 1,
+	.flip_thp = true,
 };
 
-FIXTURE_VARIANT_ADD(race, everything) {
-	.resizes = 1, .thp_flips = 1, .punches = 1,
+FIXTURE_VARIANT_ADD(race, both) {
+	.resize = true, .flip_thp = true,
 };
 
 FIXTURE_SETUP(race)
@@ -170,24 +161,24 @@ FIXTURE_SETUP(race)
 	self->free_before = som_stat("free_bytes");
 	memset(r, 0, sizeof(*r));
 	r->full = SOM_RACE_BLOCKS * 2 * MiB;
-	/* The last block crosses the end: 4 KiB of it is in the file. */
+	/* The last piece crosses the end: 4 KiB of it is in the file. */
 	r->small = r->full - 2 * MiB + 4 * KiB;
 	r->fd = som_file(self->dev, r->small, 0);
 	ASSERT_LE(0, r->fd);
-	r->p = mmap(NULL, r->full, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd,
-		    0);
-	ASSERT_NE(MAP_FAILED, r->p);
-	r->resizes = variant->resizes;
-	r->thp_flips = variant->thp_flips;
-	r->punches = variant->punches;
+	/* The memory stays in the file: rounds after the first zero nothing. */
+	ASSERT_EQ(0, fallocate(r->fd, 0, 0, r->small));
+	ASSERT_EQ(0, pthread_barrier_init(&r->start, NULL,
+					  SOM_RACE_TOUCHERS + 1));
+	ASSERT_EQ(0, pthread_barrier_init(&r->done, NULL,
+					  SOM_RACE_TOUCHERS + 1));
 }
 
 FIXTURE_TEARDOWN(race)
 {
 	if (self->dev < 0)
 		return;
-	if (self->r.p && self->r.p != MAP_FAILED)
-		munmap((void *)self->r.p, self->r.full);
+	pthread_barrier_destroy(&self->r.start);
+	pthread_barrier_destroy(&self->r.done);
 	if (self->r.fd >= 0)
 		close(self->r.fd);
 	close(self->dev);
@@ -198,11 +189,12 @@ FIXTURE_TEARDOWN(race)
 TEST_F_TIMEOUT(race, faults_of_two_sizes_on_one_piece, 600)
 {
 	struct som_toucher t[SOM_RACE_TOUCHERS];
-	pthread_t touchers[SOM_RACE_TOUCHERS], resize, flip, punch;
+	pthread_t touchers[SOM_RACE_TOUCHERS], resize, flip;
 	struct som_race *r = &self->r;
-	long faults_pmd = som_stat("faults_pmd");
-	long faults_pte = som_stat("faults_pte");
+	long long pmd = som_stat("faults_pmd"), pte = som_stat("faults_pte");
 	double end = som_race_now() + som_race_seconds();
+	long rounds = 0;
+	void *p;
 	int i;
 
 	for (i = 0; i < SOM_RACE_TOUCHERS; i++) {
@@ -211,33 +203,37 @@ TEST_F_TIMEOUT(race, faults_of_two_sizes_on_one_piece, 600)
 		ASSERT_EQ(0, pthread_create(&touchers[i], NULL, som_race_touch,
 					    &t[i]));
 	}
-	if (r->resizes)
+	if (variant->resize)
 		ASSERT_EQ(0, pthread_create(&resize, NULL, som_race_resize, r));
-	if (r->thp_flips)
+	if (variant->flip_thp)
 		ASSERT_EQ(0, pthread_create(&flip, NULL, som_race_flip_thp, r));
-	if (r->punches)
-		ASSERT_EQ(0, pthread_create(&punch, NULL, som_race_punch, r));
-	while (som_race_now() < end)
-		usleep(100 * 1000);
+	while (som_race_now() < end) {
+		p = mmap(NULL, r->full, PROT_READ | PROT_WRITE, MAP_SHARED,
+			 r->fd, 0);
+		ASSERT_NE(MAP_FAILED, p);
+		r->p = p;
+		pthread_barrier_wait(&r->start);
+		pthread_barrier_wait(&r->done);
+		ASSERT_EQ(0, munmap(p, r->full));
+		rounds++;
+	}
 	atomic_store(&r->stop, true);
+	pthread_barrier_wait(&r->start);
 	for (i = 0; i < SOM_RACE_TOUCHERS; i++)
 		pthread_join(touchers[i], NULL);
-	if (r->resizes)
+	if (variant->resize)
 		pthread_join(resize, NULL);
-	if (r->thp_flips)
+	if (variant->flip_thp)
 		pthread_join(flip, NULL);
-	if (r->punches)
-		pthread_join(punch, NULL);
 
-	TH_LOG("%ld rounds of resizes/flips/punches, %ld touches; %lld 2 MiB and %lld 4 KiB faults",
-	       atomic_load(&r->rounds), atomic_load(&r->touches),
-	       som_stat("faults_pmd") - faults_pmd,
-	       som_stat("faults_pte") - faults_pte);
+	pmd = som_stat("faults_pmd") - pmd;
+	pte = som_stat("faults_pte") - pte;
+	TH_LOG("%ld rounds, %ld resizes/flips; %lld 2 MiB and %lld 4 KiB faults",
+	       rounds, atomic_load(&r->flips), pmd, pte);
 	EXPECT_EQ(0, atomic_load(&r->lost));
-	EXPECT_LT(0, atomic_load(&r->rounds));
 	/* Both sizes of fault happened: the race was there to be lost. */
-	EXPECT_LT(faults_pmd, som_stat("faults_pmd"));
-	EXPECT_LT(faults_pte, som_stat("faults_pte"));
+	EXPECT_LT(0, pmd);
+	EXPECT_LT(0, pte);
 }
 
 TEST_HARNESS_MAIN
