@@ -55,16 +55,27 @@ static int som_fault_piece(struct vm_fault *vmf, unsigned int order,
 	return 0;
 }
 
-/*
- * Ask vmf_insert_pfn_p?d() to make the entry writable only when a write
- * fault hits an entry that is already there (the pfn is then ours). A new
- * entry gets its write bit from vm_page_prot; asking for "write" there
- * would turn losing a race with another thread's fault at another size
- * into a WARN in insert_pfn_p?d() instead of a harmless refault.
- */
-static bool som_fault_upgrade(struct vm_fault *vmf, bool leaf)
+/* What a 1 GiB or 2 MiB fault finds where its entry goes. */
+enum som_fault_slot {
+	SOM_FAULT_EMPTY,
+	SOM_FAULT_LEAF,		/* an entry of this size */
+	SOM_FAULT_TABLE,	/* smaller entries map part of the piece */
+};
+
+static enum som_fault_slot som_fault_slot(struct vm_fault *vmf,
+					  unsigned int order)
 {
-	return (vmf->flags & FAULT_FLAG_WRITE) && leaf;
+	if (order == PUD_ORDER) {
+		pud_t pud = pudp_get(vmf->pud);
+
+		return pud_none(pud) ? SOM_FAULT_EMPTY :
+		       pud_leaf(pud) ? SOM_FAULT_LEAF : SOM_FAULT_TABLE;
+	} else {
+		pmd_t pmd = pmdp_get_lockless(vmf->pmd);
+
+		return pmd_none(pmd) ? SOM_FAULT_EMPTY :
+		       pmd_leaf(pmd) ? SOM_FAULT_LEAF : SOM_FAULT_TABLE;
+	}
 }
 
 /*
@@ -78,42 +89,36 @@ static vm_fault_t som_fault_error(int err)
 }
 
 /*
- * Insert a 1 GiB or 2 MiB entry for @pfn; the region lock is held, so the
+ * Insert a 1 GiB or 2 MiB entry for @pfn. The region lock is held, so the
  * entry read here changes only through this fault: every other fault and
- * every zap of som memory holds that lock too. A table there means that
- * smaller entries map part of the piece: fall back to them. A leaf is the
- * same block (a migration zaps under the lock before it changes a block):
- * a write fault on it asks for the write bit. The core's vmf->orig_pmd
- * cannot tell that: it was read before the lock was taken.
+ * every zap of som memory holds that lock too (the core's vmf->orig_pmd
+ * was read before it was taken). A table there: fall back to the smaller
+ * entries that map part of the piece. A leaf maps the same block (a
+ * migration zaps under the lock before it changes a block): only a write
+ * fault asks for the write bit. A new entry gets its write bit from
+ * vm_page_prot; asking for "write" where another thread's fault just put
+ * an entry would turn a harmless race into a WARN in insert_pfn_p?d().
  */
 static vm_fault_t som_fault_insert(struct vm_fault *vmf, unsigned int order,
 				   unsigned long pfn)
 {
+	enum som_fault_slot slot = som_fault_slot(vmf, order);
 	pfn_t entry = __pfn_to_pfn_t(pfn, PFN_DEV);
-	bool leaf;
+	bool write;
 
+	if (slot == SOM_FAULT_TABLE)
+		return VM_FAULT_FALLBACK;
+	write = (vmf->flags & FAULT_FLAG_WRITE) && slot == SOM_FAULT_LEAF;
 #ifdef CONFIG_ARCH_SUPPORTS_PUD_PFNMAP
 	if (order == PUD_ORDER) {
-		pud_t pud = pudp_get(vmf->pud);
-
-		if (!pud_none(pud) && !pud_leaf(pud))
-			return VM_FAULT_FALLBACK;
-		leaf = pud_leaf(pud);
 		atomic_long_inc(&som_fault_stats.pud);
-		return vmf_insert_pfn_pud(vmf, entry,
-					  som_fault_upgrade(vmf, leaf));
+		return vmf_insert_pfn_pud(vmf, entry, write);
 	}
 #endif
 #ifdef CONFIG_ARCH_SUPPORTS_PMD_PFNMAP
 	if (order == PMD_ORDER) {
-		pmd_t pmd = pmdp_get_lockless(vmf->pmd);
-
-		if (!pmd_none(pmd) && !pmd_leaf(pmd))
-			return VM_FAULT_FALLBACK;
-		leaf = pmd_leaf(pmd);
 		atomic_long_inc(&som_fault_stats.pmd);
-		return vmf_insert_pfn_pmd(vmf, entry,
-					  som_fault_upgrade(vmf, leaf));
+		return vmf_insert_pfn_pmd(vmf, entry, write);
 	}
 #endif
 	return VM_FAULT_FALLBACK;

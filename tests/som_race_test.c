@@ -28,29 +28,12 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <sys/prctl.h>
-#include <time.h>
 
 #include "kselftest_harness.h"
 #include "som_util.h"
 
 #define SOM_RACE_BLOCKS		16	/* the file at its full size */
 #define SOM_RACE_TOUCHERS	4
-
-static int som_race_seconds(void)
-{
-	const char *s = getenv("SOM_RACE_SECONDS");
-	int n = s ? atoi(s) : 0;
-
-	return n <= 0 ? 10 : n > 300 ? 300 : n;
-}
-
-static double som_race_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /*
  * A round maps the file afresh (no page tables yet, so each 2 MiB piece's
@@ -192,7 +175,8 @@ TEST_F_TIMEOUT(race, faults_of_two_sizes_on_one_piece, 600)
 	pthread_t touchers[SOM_RACE_TOUCHERS], resize, flip;
 	struct som_race *r = &self->r;
 	long long pmd = som_stat("faults_pmd"), pte = som_stat("faults_pte");
-	double end = som_race_now() + som_race_seconds();
+	double end = som_seconds() +
+		     som_env_seconds("SOM_RACE_SECONDS", 10, 300);
 	long rounds = 0;
 	void *p;
 	int i;
@@ -207,7 +191,7 @@ TEST_F_TIMEOUT(race, faults_of_two_sizes_on_one_piece, 600)
 		ASSERT_EQ(0, pthread_create(&resize, NULL, som_race_resize, r));
 	if (variant->flip_thp)
 		ASSERT_EQ(0, pthread_create(&flip, NULL, som_race_flip_thp, r));
-	while (som_race_now() < end) {
+	while (som_seconds() < end) {
 		p = mmap(NULL, r->full, PROT_READ | PROT_WRITE, MAP_SHARED,
 			 r->fd, 0);
 		ASSERT_NE(MAP_FAILED, p);

@@ -18,6 +18,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <linux/som.h>
@@ -260,6 +261,24 @@ static inline void *som_map_misaligned(int fd, size_t len, size_t misalign)
 	       misalign;
 	return mmap(want, len, PROT_READ | PROT_WRITE,
 		    MAP_SHARED | MAP_FIXED, fd, 0);
+}
+
+/* Seconds on the monotonic clock. */
+static inline double som_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* A duration from environment variable @name: @def if unset, at most @max. */
+static inline int som_env_seconds(const char *name, int def, int max)
+{
+	const char *s = getenv(name);
+	int n = s ? atoi(s) : 0;
+
+	return n <= 0 ? def : n > max ? max : n;
 }
 
 #endif /* SOM_UTIL_H */
