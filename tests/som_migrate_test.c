@@ -588,13 +588,18 @@ static void *churn_run(void *arg)
 			(void)*(volatile char *)(c->p + off + 100);
 			mprotect(c->p + off, 2 * MiB, PROT_READ | PROT_WRITE);
 			break;
-		case 1:	/* munmap and a new mapping in its place: zeros */
-			munmap(c->p + off, 2 * MiB);
+		case 1:	/* a new mapping in its place: zeros */
+			/*
+			 * MAP_FIXED unmaps the old piece (the munmap() path)
+			 * in the same call: a munmap() first would leave a
+			 * hole that another thread's mmap() may take.
+			 */
 			q = mmap(c->p + off, 2 * MiB, PROT_READ | PROT_WRITE,
 				 MAP_SHARED | MAP_FIXED, c->fd, off);
 			if (q == MAP_FAILED) {
+				/* A hole now, not ours: stop churning. */
 				c->errors++;
-				break;
+				return NULL;
 			}
 			c->errors += som_check_zero(q, 2 * MiB, 4096) != -1;
 			memset(q, 0x5a, 4096);
