@@ -22,6 +22,20 @@
 
 #include <linux/som.h>
 
+/*
+ * The kselftest harness kills a test after TEST_TIMEOUT_DEFAULT (30 s)
+ * unless it says otherwise with TEST_F_TIMEOUT(). som's tests run on the
+ * debug tier too, where KASAN and lockdep under TCG make them 5 to 20
+ * times slower than on the stock tier, and a busy 2-core host may slow
+ * either 2 or 3 times more: the slowest test left at the default took
+ * 29 s there on a quiet host (Documentation/testing.md has the figures).
+ * Ten times that; a test that needs more says so.
+ */
+#ifdef TEST_TIMEOUT_DEFAULT
+#undef TEST_TIMEOUT_DEFAULT
+#define TEST_TIMEOUT_DEFAULT	300
+#endif
+
 #define SOM_DEV		"/dev/som"
 #define SOM_SYSFS	"/sys/kernel/mm/som/"
 #define KiB		(1UL << 10)

@@ -3,7 +3,8 @@
 #
 # Tunables (environment):
 #   SOM_VM_TIMEOUT       seconds before a hung guest is killed (default:
-#                        per command, 1200 for test, 300 for demo)
+#                        per command: for test 1800 on the stock tier and
+#                        5400 on the debug tier (see vm/run), 300 for demo)
 #   SOM_VM_MEM           guest RAM (16G: with q35, 0-2 GiB and 4-18 GiB)
 #   SOM_VM_SMP           guest CPUs (2)
 #   SOM_VM_NODES         NUMA nodes (2): RAM and CPUs split evenly, so
