@@ -23,7 +23,9 @@
  *	som.ko just loaded)
  *   som_bench churn KIND OPS RUN
  *	allocate, write once and free OPS times: som-2m, som-1g (libsom
- *	som_alloc/som_free), thp-2m, hugetlb-1g (mmap/munmap), for reference
+ *	som_alloc/som_free), thp-2m (mmap over a reserved 2 MiB, and a
+ *	PROT_NONE mmap over it to free), hugetlb-1g (mmap/munmap), for
+ *	reference
  *
  * Environment: SOM_BENCH_GUPS_OPS, updates of the random loop (4194304);
  * SOM_BENCH_MEMMAP_PER_GIB, the memmap per GiB of RAM that "info" measured
@@ -453,7 +455,7 @@ struct churn {
 	const char *name;
 	size_t size;
 	struct som *som;
-	char *addr;		/* anonymous: the aligned address to reuse */
+	char *addr;		/* anonymous: the aligned range it owns */
 };
 
 static int churn_one(struct churn *c)
@@ -469,8 +471,13 @@ static int churn_one(struct churn *c)
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_HUGE_1GB,
 			 -1, 0);
 	} else {
+		/*
+		 * Over the PROT_NONE reservation the churn owns, and back to
+		 * one to free: a munmap() would leave the aligned range free
+		 * for any mmap() to take.
+		 */
 		p = mmap(c->addr, c->size, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
 		if (p != MAP_FAILED)
 			madvise(p, c->size, MADV_HUGEPAGE);
 	}
@@ -479,7 +486,10 @@ static int churn_one(struct churn *c)
 	*(volatile char *)p = 1;
 	if (som)
 		return som_free(c->som, p) ? -1 : 0;
-	return munmap(p, c->size);
+	if (huge)
+		return munmap(p, c->size);
+	return mmap(p, c->size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS |
+		    MAP_NORESERVE | MAP_FIXED, -1, 0) == p ? 0 : -1;
 }
 
 static int cmd_churn(const char *name, int ops, int run)
@@ -512,9 +522,9 @@ static int cmd_churn(const char *name, int ops, int run)
 		}
 	} else {
 		c.addr = measure_map_anon(c.size, c.size);
-		if (c.addr == MAP_FAILED)
+		if (c.addr == MAP_FAILED ||
+		    mprotect(c.addr, c.size, PROT_NONE))
 			return 1;
-		munmap(c.addr, c.size);
 	}
 
 	pud = som_stat("faults_pud");
@@ -537,6 +547,8 @@ static int cmd_churn(const char *name, int ops, int run)
 		       som_stat("faults_pte") - pte);
 	if (c.som)
 		som_close(c.som);
+	if (c.addr)
+		munmap(c.addr, c.size);
 	return err ? 1 : 0;
 }
 

@@ -243,18 +243,29 @@ static int conf_open(struct conf *c, size_t size)
 	}
 }
 
-/* mmap() as this backing does it; @addr, if given, with MAP_FIXED. */
+/*
+ * mmap() as this backing does it. @addr, if given, must lie in an area the
+ * sequence owns (conf_area()) and is mapped with MAP_FIXED, unless @flags
+ * say MAP_FIXED_NOREPLACE: that is for mapping a hole the sequence made
+ * itself with munmap(), which is no longer its own.
+ */
 static char *conf_mmap(struct conf *c, char *addr, size_t len, int prot,
 		       int flags, off_t off)
 {
-	flags |= addr ? MAP_FIXED : 0;
+	if (addr && !(flags & MAP_FIXED_NOREPLACE))
+		flags |= MAP_FIXED;
 	if (c->b == CONF_ANON)
 		return mmap(addr, len, prot, flags | MAP_PRIVATE | MAP_ANONYMOUS,
 			    -1, 0);
 	return mmap(addr, len, prot, flags | MAP_SHARED, c->fd, off);
 }
 
-/* A free, 1 GiB aligned range of @len bytes of address space. */
+/*
+ * @len bytes of address space, 1 GiB aligned, that the sequence owns: a
+ * PROT_NONE reservation, for its MAP_FIXED and MREMAP_FIXED calls to land
+ * in without clobbering what the process mapped elsewhere. It lasts until
+ * the sequence's process exits, which is its teardown.
+ */
 static char *conf_area(size_t len)
 {
 	char *p = mmap(NULL, len + GiB, PROT_NONE,
@@ -264,14 +275,19 @@ static char *conf_area(size_t len)
 	if (p == MAP_FAILED)
 		return NULL;
 	want = (char *)(((uintptr_t)p + GiB - 1) & ~(GiB - 1));
-	munmap(p, len + GiB);
+	if (want > p)
+		munmap(p, want - p);
+	munmap(want + len, p + GiB - want);
 	return want;
 }
 
-/* Open the backing with @size bytes and map all of it, 1 GiB aligned. */
-static int conf_setup(struct conf *c, size_t size)
+/*
+ * Open the backing with @size bytes and map all of it at the start of an
+ * area of @area bytes (at least @size) that the sequence owns.
+ */
+static int conf_setup(struct conf *c, size_t size, size_t area)
 {
-	char *want = conf_area(size);
+	char *want = conf_area(area);
 
 	if (!want || conf_open(c, size))
 		return -1;

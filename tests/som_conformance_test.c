@@ -57,16 +57,19 @@ FIXTURE_TEARDOWN(conformance)
 
 /*
  * Every sequence starts with conf_setup() and leaves the rest to process
- * exit: the runner checks that exit gave everything back.
+ * exit: the runner checks that exit gave everything back. CONF_SETUP_AREA
+ * owns more address space than it maps, for a sequence that maps more
+ * with MAP_FIXED past the end later.
  */
-#define CONF_SETUP(c, size)						\
+#define CONF_SETUP_AREA(c, size, area)					\
 	do {								\
-		if (conf_setup(c, size)) {				\
+		if (conf_setup(c, size, area)) {			\
 			conf_note(c, "setup", "failed: %s",		\
 				  strerrorname_np(errno));		\
 			return;						\
 		}							\
 	} while (0)
+#define CONF_SETUP(c, size)	CONF_SETUP_AREA(c, size, size)
 
 static const char *conf_step(const char *a, const char *b)
 {
@@ -255,12 +258,13 @@ CONF_TEST(munmap, 600)
 	conf_data(c, "2m.before", 300 * MiB - 64 * KiB, 64 * KiB, 1);
 	conf_data(c, "2m.after", 302 * MiB, 64 * KiB, 1);
 
+	/* The holes are no longer the sequence's own: no MAP_FIXED there. */
 	p = conf_mmap(c, c->base + 300 * MiB, 2 * MiB, PROT_READ | PROT_WRITE,
-		      0, 300 * MiB);
+		      MAP_FIXED_NOREPLACE, 300 * MiB);
 	conf_ret_addr(c, "2m.remap", p, c->base + 300 * MiB);
 	conf_data(c, "2m.remap.data", 300 * MiB, 2 * MiB, 1);
 	p = conf_mmap(c, c->base + 12 * KiB, 4 * KiB, PROT_READ | PROT_WRITE,
-		      0, 12 * KiB);
+		      MAP_FIXED_NOREPLACE, 12 * KiB);
 	conf_ret_addr(c, "4k.remap", p, c->base + 12 * KiB);
 	conf_data(c, "4k.remap.data", 12 * KiB, 4 * KiB, 1);
 	conf_fill(c, "4k.remap.write", 12 * KiB, 4 * KiB, 3);
@@ -275,7 +279,12 @@ CONF_TEST(mremap, 600)
 	char *q, *p;
 
 	CONF_SETUP(c, GiB);
-	q = conf_area(2 * GiB) + GiB;	/* not where the mapping is */
+	q = conf_area(2 * GiB);		/* not where the mapping is */
+	if (!q) {
+		conf_note(c, "area", "failed: %s", strerrorname_np(errno));
+		return;
+	}
+	q += GiB;
 	conf_fill(c, "fill", 0, GiB, 1);
 	p = mremap(c->base, GiB, GiB, MREMAP_MAYMOVE | MREMAP_FIXED, q);
 	conf_ret_addr(c, "move", p, q);
@@ -430,7 +439,8 @@ CONF_TEST(truncate, 300)
 {
 	char *p;
 
-	CONF_SETUP(c, 8 * MiB);
+	/* Owns 16 MiB: the second 8 MiB are mapped once the file grows. */
+	CONF_SETUP_AREA(c, 8 * MiB, 16 * MiB);
 	conf_fill(c, "fill", 0, 8 * MiB, 1);
 	conf_ret(c, "shrink", ftruncate(c->fd, 3 * MiB + 100));
 	conf_touch(c, "shrink.eof_page", 3 * MiB + 4095, 0);
@@ -461,8 +471,9 @@ CONF_TEST(cycles, 600)
 		return;
 	}
 	for (i = 0; i < 8; i++) {
+		/* After the first round's munmap the area is no longer ours. */
 		c->base = conf_mmap(c, want, 64 * MiB, PROT_READ | PROT_WRITE,
-				    0, 0);
+				    i ? MAP_FIXED_NOREPLACE : 0, 0);
 		conf_ret_addr(c, "map", c->base, want);
 		conf_data(c, i ? "read_again" : "first_read", 0, 64 * MiB, 1);
 		conf_fill(c, "fill", 0, 64 * MiB, 1);

@@ -309,9 +309,11 @@ TEST_F_TIMEOUT(fuzz, file_calls_keep_the_pool_whole, 900)
 		default:	/* drop a piece and map it again */
 			off = off % len & ~4095ULL;
 			n = (n % (len - off) + 4095) & ~4095ULL;
+			/* Not MAP_FIXED: the hole is no longer ours. */
 			if (n && !munmap(p + off, n))
 				mmap(p + off, n, PROT_READ | PROT_WRITE,
-				     MAP_SHARED | MAP_FIXED, fd, (off_t)off);
+				     MAP_SHARED | MAP_FIXED_NOREPLACE, fd,
+				     (off_t)off);
 			break;
 		}
 	}

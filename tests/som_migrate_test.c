@@ -121,11 +121,16 @@ static long writers_stop(struct writer *w, int n, volatile int *stop)
 	return errors;
 }
 
-/* Add the spare reserved range as SPARE; its node, or -1 (skip). */
-static int spare_add(int dev)
+/*
+ * Add the spare reserved range as SPARE and return its node; -1 when the
+ * machine has no such range (SOM_SPARE_RANGES: 1 GiB on a node other
+ * than 0), for the test to skip. Failing to add it fails the test.
+ */
+static int spare_add(struct __test_metadata *_metadata, int dev)
 {
 	struct som_source_args a;
 	uint64_t size, start;
+	int nid;
 
 	if (!parse_range(getenv("SOM_SPARE_RANGES"), &size, &start) ||
 	    size != GiB)
@@ -134,9 +139,10 @@ static int spare_add(int dev)
 	a.start = start;
 	a.size = size;
 	strcpy(a.name, SPARE);
-	if (src_add(dev, &a))
-		return -1;
-	return atoi(src_attr(SPARE, "nodes"));
+	ASSERT_EQ(0, src_add(dev, &a))
+		TH_LOG("adding SOM_SPARE_RANGES=%s", getenv("SOM_SPARE_RANGES"));
+	nid = atoi(src_attr(SPARE, "nodes"));
+	return nid > 0 ? nid : -1;
 }
 
 /*
@@ -190,14 +196,15 @@ FIXTURE(migrate) {
 FIXTURE_SETUP(migrate)
 {
 	SOM_OPEN_DEV(self->dev);
+	if (node_stat(0, "total_bytes") < 2 * (long long)GiB)
+		SKIP(return, "node 0 needs at least 2 GiB of pool");
+	ASSERT_EQ(node_stat(0, "total_bytes"), node_stat(0, "free_bytes"))
+		TH_LOG("node 0's pool is not all free: something before this test kept memory");
 	self->total = som_stat("total_bytes");
 	self->free = som_stat("free_bytes");
 	self->sources = nr_sources();
 	self->rate = mig_stat("compact_rate");
 	ASSERT_EQ(0, som_sysfs_write("migration/compact_rate", "0"));
-	if (node_stat(0, "free_bytes") != node_stat(0, "total_bytes") ||
-	    node_stat(0, "total_bytes") < 2 * (long long)GiB)
-		SKIP(return, "node 0 needs at least 2 GiB of pool, all free");
 }
 
 FIXTURE_TEARDOWN(migrate)
@@ -355,7 +362,7 @@ TEST_F(migrate, moved_gib_gets_its_1g_entry_back)
 	int nid, fd, xfd;
 	char *p, *x;
 
-	nid = spare_add(self->dev);
+	nid = spare_add(_metadata, self->dev);
 	if (nid <= 0)
 		SKIP(return, "needs SOM_SPARE_RANGES: 1 GiB on a node other than 0");
 	if (!som_cpu_has_gbpages())
@@ -417,7 +424,7 @@ TEST_F(migrate, source_in_use_is_evacuated_and_removed)
 	int nid, fd;
 	char *p;
 
-	nid = spare_add(self->dev);
+	nid = spare_add(_metadata, self->dev);
 	if (nid <= 0)
 		SKIP(return, "needs SOM_SPARE_RANGES: 1 GiB on a node other than 0");
 	total = som_stat("total_bytes");
@@ -474,7 +481,7 @@ TEST_F(migrate, evacuation_without_room_fails_cleanly)
 	int nid, fd;
 	char *p;
 
-	nid = spare_add(self->dev);
+	nid = spare_add(_metadata, self->dev);
 	if (nid <= 0)
 		SKIP(return, "needs SOM_SPARE_RANGES: 1 GiB on a node other than 0");
 	p = bound_64m(_metadata, self->dev, 1ULL << nid, 14, &fd);
@@ -510,7 +517,7 @@ TEST_F(migrate, policy_change_moves_blocks)
 	size_t off;
 	char *p;
 
-	nid = spare_add(self->dev);
+	nid = spare_add(_metadata, self->dev);
 	if (nid <= 0)
 		SKIP(return, "needs SOM_SPARE_RANGES: 1 GiB on a node other than 0");
 	p = bound_64m(_metadata, self->dev, 1, 15, &fd);
@@ -588,13 +595,18 @@ static void *churn_run(void *arg)
 			(void)*(volatile char *)(c->p + off + 100);
 			mprotect(c->p + off, 2 * MiB, PROT_READ | PROT_WRITE);
 			break;
-		case 1:	/* munmap and a new mapping in its place: zeros */
-			munmap(c->p + off, 2 * MiB);
+		case 1:	/* a new mapping in its place: zeros */
+			/*
+			 * MAP_FIXED unmaps the old piece (the munmap() path)
+			 * in the same call: a munmap() first would leave a
+			 * hole that another thread's mmap() may take.
+			 */
 			q = mmap(c->p + off, 2 * MiB, PROT_READ | PROT_WRITE,
 				 MAP_SHARED | MAP_FIXED, c->fd, off);
 			if (q == MAP_FAILED) {
+				/* A hole now, not ours: stop churning. */
 				c->errors++;
-				break;
+				return NULL;
 			}
 			c->errors += som_check_zero(q, 2 * MiB, 4096) != -1;
 			memset(q, 0x5a, 4096);
@@ -649,7 +661,7 @@ TEST_F(migrate, migration_races_with_memory_calls)
 	double end;
 	size_t len = 64 * MiB;
 
-	nid = spare_add(self->dev);
+	nid = spare_add(_metadata, self->dev);
 	if (nid <= 0)
 		SKIP(return, "needs SOM_SPARE_RANGES: 1 GiB on a node other than 0");
 	seconds = getenv("SOM_MIGRATE_SECONDS") ?

@@ -25,7 +25,7 @@ app_memcached() {
 	if [ ! -e /proc/net/tcp ]; then
 		# The debug tier's kernel is built without networking.
 		n=$((n + 1))
-		echo "ok $n memcached under somrun # SKIP no TCP/IP in this kernel"
+		echo "ok $n somrun_memcached # SKIP no TCP/IP in this kernel"
 		return
 	fi
 	mb=${SOM_MEMCACHED_MB:-2048}

@@ -7,11 +7,118 @@
 # TAP lines ("ok N name", "not ok N name", "... # SKIP") that the tests
 # and this script print. A non-zero exit status with no failed line is
 # counted as a failure too.
+#
+# Every test binary must run whole: /som/manifest (tests/manifest) names
+# each binary this tier runs with the number of results it plans; after
+# each binary one line says whether it printed that many and exited
+# cleanly, and a binary the manifest names that is not here fails.
 
 n=0
 tap() { # tap STATUS NAME
 	n=$((n + 1))
 	if [ "$1" -eq 0 ]; then echo "ok $n $2"; else echo "not ok $n $2"; fi
+}
+
+manifest=/som/manifest
+export SOM_KO=/som/som.ko
+
+# The plan tests/manifest gives NAME on this tier; empty if none.
+manifest_plan() {
+	awk -v name="$1" -v tier="$SOM_TIER" '
+		!/^#/ && NF >= 3 && $2 == name && ($1 == tier || $1 == "all") {
+			print $3; exit
+		}' "$manifest"
+}
+
+# The binaries (or KUnit suites) tests/manifest names for this tier.
+manifest_names() {
+	awk -v tier="$SOM_TIER" '
+		!/^#/ && NF >= 3 && ($1 == tier || $1 == "all") { print $2 }
+	' "$manifest"
+}
+
+# ran_whole NAME PLANNED REPORTED [PROBLEM]: the result that NAME ran
+# whole: it planned what tests/manifest says and reported that many
+# results, and PROBLEM (how it ended, if badly) is empty. Fails if not.
+ran_whole() {
+	want=$(manifest_plan "$1")
+	why=$4
+	if [ -z "$want" ]; then
+		why="${why:+$why; }not in tests/manifest (it plans ${2:-nothing})"
+	elif [ -z "$2" ]; then
+		why="${why:+$why; }printed no plan (tests/manifest: $want)"
+	elif [ "$2" -ne "$want" ]; then
+		why="${why:+$why; }plans $2 results, tests/manifest says $want"
+	fi
+	if [ -n "$2" ] && [ "$3" -lt "$2" ]; then
+		why="${why:+$why; }reported $3 of $2 planned results"
+	fi
+	if [ -n "$why" ]; then
+		tap 1 "$1 ran whole: $why"
+		return 1
+	else
+		tap 0 "$1 ran whole: $3 of $2 planned results"
+	fi
+}
+
+# run_test PATH: run one test binary, its output on the console, with a
+# "# time" line after each of its results (seconds since the result
+# before, or since the binary started), and in /tmp/test.out; then the
+# result of ran_whole.
+run_test() {
+	name=${1##*/}
+	echo "# ==== $1"
+	: >/tmp/test.out
+	{ "$1"; echo $? >/tmp/test.rc; } 2>&1 | awk '
+		function now(  line, f) {
+			getline line <"/proc/uptime"
+			close("/proc/uptime")
+			split(line, f, " ")
+			return f[1]
+		}
+		BEGIN { start = last = now() }
+		{ print; print >"/tmp/test.out"; fflush() }
+		/^#  RUN / { last = now() }
+		/^(not )?ok [0-9]+ / {
+			t = now()
+			printf "# time %.1f s\n", t - last
+			last = t
+			fflush()
+		}
+		END { printf "# time %.1f s for the whole binary\n", now() - start }'
+	rc=$(cat /tmp/test.rc 2>/dev/null)
+	planned=$(sed -n 's/^1\.\.\([0-9][0-9]*\).*/\1/p' /tmp/test.out | head -n 1)
+	reported=$(grep -cE '^(not )?ok [0-9]+( |$)' /tmp/test.out)
+	failed=$(grep -cE '^not ok [0-9]+( |$)' /tmp/test.out)
+	rm -f /tmp/test.out /tmp/test.rc
+	problem=
+	if [ -z "$rc" ]; then
+		problem="no exit status"
+	elif [ "$rc" -gt 128 ]; then
+		problem="killed by signal $((rc - 128))"
+	elif [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
+		problem="exit status $rc with no failed result"
+	fi
+	ran_whole "$name" "$planned" "$reported" "$problem" &&
+		[ "$rc" -eq 0 ]
+}
+
+# A failure for each binary of the manifest that is not in /som/bin:
+# missing_binaries load (the load tests) or missing_binaries GLOB (the
+# others that GLOB selects).
+missing_binaries() {
+	for name in $(manifest_names); do
+		# shellcheck disable=SC2254  # the glob is the point
+		case $1:$name in
+		*:kunit.*) continue ;;
+		load:*_load_test) ;;
+		load:* | *:*_load_test) continue ;;
+		*) case $name in $1) ;; *) continue ;; esac ;;
+		esac
+		[ -x "/som/bin/$name" ] && continue
+		tap 1 "$name ran whole: not in the guest (/som/bin/$name missing)"
+		status=1
+	done
 }
 
 # bytes SIZE: 2G, 512M, 4096 -> bytes; empty if SIZE is none of those.
@@ -56,9 +163,8 @@ kunit_pool() {
 		*) tap 0 "kunit.som_pool.$name" ;;
 		esac
 	done </tmp/kunit.tap
-	ran=$(wc -l </tmp/kunit.tap)
-	[ -n "$planned" ] && [ "$ran" -eq "$planned" ]
-	tap $? "kunit.som_pool: ${ran:-0} of ${planned:-?} planned cases reported"
+	ran_whole kunit.som_pool "$planned" "$(wc -l </tmp/kunit.tap)" ||
+		status=1
 	rmmod som_pool_kunit
 	rmmod som
 	tap $? kunit.som_pool.unload
@@ -110,10 +216,10 @@ if [ "$SOM_TIER" = debug ]; then
 	[ -w /sys/kernel/debug/kmemleak ] && leak_scan_start ||
 		tap 1 "leak scan: no leak detector on the debug tier"
 fi
+missing_binaries load
 for t in /som/bin/*_load_test; do
 	[ -x "$t" ] || continue
-	echo "# ==== $t"
-	SOM_KO=/som/som.ko "$t" || status=1
+	run_test "$t" || status=1
 done
 # A load test that failed half-way may have left som.ko loaded.
 rmmod som 2>/dev/null
@@ -122,7 +228,8 @@ if [ "$SOM_TIER" = debug ]; then
 	if [ -f /som/som_pool_kunit.ko ]; then
 		kunit_pool
 	else
-		tap 1 "kunit.som_pool (som_pool_kunit.ko missing on the debug tier)"
+		tap 1 "kunit.som_pool ran whole: som_pool_kunit.ko missing on the debug tier"
+		status=1
 	fi
 fi
 
@@ -134,14 +241,26 @@ tap "$rc" module_load
 [ "$rc" -eq 0 ] || exit 1
 
 # SOM_TEST_ONLY=<glob> (through SOM_GUEST_ENV) runs only the matching
-# tests, e.g. SOM_TEST_ONLY=som_source_test while working on one.
+# tests, e.g. SOM_TEST_ONLY=som_source_test while working on one; the
+# manifest's other binaries are then not looked for. A glob that selects
+# nothing (no binary, no program under somrun) fails.
+only=${SOM_TEST_ONLY:-*}
+selected=0
+for name in $(manifest_names) /som/bin/*_test somrun_memcached somrun_stress_ng; do
+	# shellcheck disable=SC2254  # the glob is the point
+	case ${name##*/} in *_load_test | kunit.*) ;; $only) selected=1 ;; esac
+done
+if [ "$selected" -ne 1 ]; then
+	tap 1 "SOM_TEST_ONLY=$only selects no test"
+	status=1
+fi
+missing_binaries "$only"
 for t in /som/bin/*_test; do
 	case "$t" in *_load_test) continue ;; esac
 	# shellcheck disable=SC2254  # the glob is the point
-	case "${t##*/}" in ${SOM_TEST_ONLY:-*}) ;; *) continue ;; esac
+	case "${t##*/}" in $only) ;; *) continue ;; esac
 	[ -x "$t" ] || continue
-	echo "# ==== $t"
-	"$t" || status=1
+	run_test "$t" || status=1
 done
 
 # Real programs under somrun (vm/guest/apps.sh).

@@ -6,6 +6,7 @@
 #   /som/som.ko         the module under test
 #   /som/*.ko           SOM_EXTRA_MODULES (the debug tier's KUnit module)
 #   /som/bin/           qemu-exit and every program from tests/out, demo/out
+#   /som/manifest       tests/manifest: the test binaries the guest must run
 #   /som/guest/         everything in vm/guest/ (test.sh, demo.sh, ...)
 #   /som/modules/       in-kernel modules som.ko depends on (plus the ones
 #                       named in SOM_VM_MODULES), uncompressed, and
@@ -115,6 +116,7 @@ som_initramfs() {
 		cp "$f" "$root/som/"
 	done
 	cp "$SOM_QEMU_EXIT" "$root/som/bin/"
+	cp "$SOM_TESTS_DIR/manifest" "$root/som/manifest"
 	stage_programs "$root"
 	for f in "${SOM_BINARIES[@]}"; do
 		cp "$f" "$root/som/bin/"

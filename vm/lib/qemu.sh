@@ -3,7 +3,8 @@
 #
 # Tunables (environment):
 #   SOM_VM_TIMEOUT       seconds before a hung guest is killed (default:
-#                        per command, 1200 for test, 300 for demo)
+#                        per command: for test 1800 on the stock tier and
+#                        5400 on the debug tier (see vm/run), 300 for demo)
 #   SOM_VM_MEM           guest RAM (16G: with q35, 0-2 GiB and 4-18 GiB)
 #   SOM_VM_SMP           guest CPUs (2)
 #   SOM_VM_NODES         NUMA nodes (2): RAM and CPUs split evenly, so
@@ -66,10 +67,16 @@ SOM_VM_LOG_PATTERNS=(
 
 # som_vm_boot NAME DEFAULT_TIMEOUT
 # Boots with somvm.guest=NAME (the guest runs /som/guest/NAME.sh), echoes
-# the console live and tees it to $SOM_OUT/vm-NAME.log. Sets:
+# the console live and tees it to $SOM_OUT/vm-NAME.log. The guest's /init
+# ends with the line "SOM-GUEST-DONE status=N", N its script's exit
+# status, and then makes QEMU exit with that status (isa-debug-exit):
+# the line is what counts, QEMU's exit status only backs it up. Sets:
 #   SOM_VM_LOG      the log file
-#   SOM_VM_STATUS   the guest script's exit status, or "" if none reported
-#   SOM_VM_PROBLEM  why there is no status ("" when there is one)
+#   SOM_VM_STATUS   the guest script's exit status from that line, or ""
+#                   if the guest never printed it (it died, hung or
+#                   panicked before its end)
+#   SOM_VM_PROBLEM  what went wrong with the guest ("" if nothing): no
+#                   line, or QEMU's status disagreeing with it
 som_vm_boot() {
 	local name=$1 timeout=${SOM_VM_TIMEOUT:-$2} rc
 	SOM_VM_LOG=$SOM_OUT/vm-$name${SOM_VM_TIER:+-$SOM_VM_TIER}.log
@@ -151,16 +158,31 @@ som_vm_boot() {
 	set -e
 
 	# isa-debug-exit makes QEMU exit with (byte << 1) | 1.
+	local how qemu_status=
 	case $rc in
-	124 | 137) SOM_VM_PROBLEM="timed out after ${timeout}s, guest killed" ;;
-	0) SOM_VM_PROBLEM="guest stopped without reporting a status (panic or poweroff)" ;;
+	124 | 137) how="timed out after ${timeout}s, guest killed" ;;
+	0) how="QEMU exited without a status (poweroff, or a panic's reboot)" ;;
 	*) if ((rc % 2)); then
-		SOM_VM_STATUS=$((rc >> 1))
+		qemu_status=$((rc >> 1))
+		how="QEMU exited with the guest's status $qemu_status"
 	   else
-		SOM_VM_PROBLEM="qemu failed with status $rc"
+		how="QEMU failed with status $rc"
 	   fi ;;
 	esac
+	SOM_VM_STATUS=$(som_vm_done_status "$SOM_VM_LOG")
+	if [[ -z $SOM_VM_STATUS ]]; then
+		SOM_VM_PROBLEM="no SOM-GUEST-DONE line: the guest died, hung or panicked before its end; $how"
+	elif [[ -n $qemu_status && $qemu_status != "$SOM_VM_STATUS" ]]; then
+		SOM_VM_PROBLEM="the guest printed status $SOM_VM_STATUS but $how"
+	fi
 	[[ -z $SOM_VM_PROBLEM ]] || log "$SOM_VM_PROBLEM"
+}
+
+# The N of the guest's last "SOM-GUEST-DONE status=N" line in LOG; empty
+# without one. Kernel messages may share its line on the serial console.
+som_vm_done_status() {
+	tr -d '\r' <"$1" | grep -o 'SOM-GUEST-DONE status=[0-9]*' |
+		tail -n 1 | sed 's/.*=//'
 }
 
 # som_vm_scan_log LOG: print every line with a forbidden pattern; sets
@@ -180,9 +202,4 @@ som_vm_scan_log() {
 	while IFS= read -r line; do
 		printf '    line %s\n' "$line"
 	done <<<"$hits"
-}
-
-# True if the guest printed the marker of vm/guest/init after its script.
-som_vm_finished() {
-	tr -d '\r' <"$1" | grep -q '^SOM-GUEST-DONE'
 }

@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Count the TAP results in a guest console log.
+# Count the TAP results in a guest console log, and judge its skips.
 #
 # Counted: lines that, after dropping carriage returns, start at column 0
 # with "ok N " or "not ok N " (N a number): kselftest-harness top-level
@@ -7,18 +7,23 @@
 # (subtests, diagnostics, "# Totals:") are not counted.
 #   ok N name # SKIP reason   -> skipped
 #   ok N name ...             -> passed (including "# XFAIL")
-#   not ok N name ...         -> failed (a "# SKIP" there is still a skip)
+#   not ok N name ...         -> failed, whatever follows
+#
+# A skip is for a feature the machine lacks, and each tier's are listed in
+# tests/expected-skips (SOM_EXPECTED_SKIPS): any other skip fails the run.
+
+SOM_EXPECTED_SKIPS=${SOM_EXPECTED_SKIPS:-$SOM_TESTS_DIR/expected-skips}
 
 # som_count_results LOG: sets SOM_PASSED, SOM_FAILED, SOM_SKIPPED and the
-# array SOM_FAILED_NAMES.
+# arrays SOM_FAILED_NAMES and SOM_SKIPS ("name<TAB>reason" each).
 som_count_results() {
 	local log=$1 kind rest
 	SOM_PASSED=0 SOM_FAILED=0 SOM_SKIPPED=0
-	SOM_FAILED_NAMES=()
+	SOM_FAILED_NAMES=() SOM_SKIPS=()
 	while IFS=' ' read -r kind rest; do
 		case $kind in
 		pass) SOM_PASSED=$((SOM_PASSED + 1)) ;;
-		skip) SOM_SKIPPED=$((SOM_SKIPPED + 1)) ;;
+		skip) SOM_SKIPPED=$((SOM_SKIPPED + 1)); SOM_SKIPS+=("$rest") ;;
 		fail) SOM_FAILED=$((SOM_FAILED + 1)); SOM_FAILED_NAMES+=("$rest") ;;
 		esac
 	done < <(tr -d '\r' <"$log" | awk '
@@ -26,10 +31,42 @@ som_count_results() {
 			failed = /^not /
 			line = $0
 			sub(/^(not )?ok [0-9]+ ?/, "", line)
-			if (line ~ /#[ \t]*SKIP/)  print "skip", line
-			else if (failed)           print "fail", line
-			else                       print "pass", line
+			if (failed) {
+				print "fail", line
+			} else if (match(line, /[ \t]*#[ \t]*SKIP[ \t]*/)) {
+				name = substr(line, 1, RSTART - 1)
+				print "skip", name "\t" substr(line, RSTART + RLENGTH)
+			} else {
+				print "pass", line
+			}
 		}')
+}
+
+# som_check_skips TIER: print each skip of SOM_SKIPS with its reason, and
+# add a failure for each that SOM_EXPECTED_SKIPS does not list for TIER.
+# Its lines are "TIER NAME REASON...", TIER stock, debug or all, NAME a
+# shell glob matched against the result's name.
+som_check_skips() {
+	local tier=$1 skip name reason t pattern rest expected
+	for skip in "${SOM_SKIPS[@]}"; do
+		name=${skip%%$'\t'*} reason=${skip#*$'\t'}
+		expected=
+		while read -r t pattern rest; do
+			[[ -n $t && $t != \#* ]] || continue
+			[[ $t == "$tier" || $t == all ]] || continue
+			# shellcheck disable=SC2053  # the pattern is a glob
+			if [[ $name == $pattern ]]; then
+				expected=1
+				break
+			fi
+		done <"$SOM_EXPECTED_SKIPS"
+		if [[ -n $expected ]]; then
+			echo "skipped (expected): $name: $reason"
+		else
+			echo "skipped (NOT expected): $name: $reason"
+			som_add_failure "unexpected skip: $name: $reason (not in ${SOM_EXPECTED_SKIPS#"$REPO"/} for the $tier tier)"
+		fi
+	done
 }
 
 # An extra result computed on the host (e.g. "guest log clean").
