@@ -371,13 +371,15 @@ void som_compact_set_rate(unsigned int rate)
 /**
  * som_compact_exit() - stop the background pass for good
  *
- * Once it returns no background pass runs or is due: a kick does nothing.
+ * Once it returns no background pass runs or is due, and none can be
+ * queued again: a kick racing with it (a compact_rate write still under
+ * way) finds the work disabled.
  *
- * Context: Module exit, before the sources go.
+ * Context: Module exit or init failing, before the sources go.
  */
 void som_compact_exit(void)
 {
 	WRITE_ONCE(som_compact_stopping, true);
 	wake_up_all(&som_compact_wait);
-	cancel_delayed_work_sync(&som_compact_work);
+	disable_delayed_work_sync(&som_compact_work);
 }

@@ -47,16 +47,38 @@ static bool som_dma_guarded_name(const char *name)
 	return false;
 }
 
+static bool som_dma_guard_tripped;
+
 static int som_dma_guard_notify(struct notifier_block *nb,
 				unsigned long action, void *data)
 {
 	struct module *mod = data;
 
-	if (action != MODULE_STATE_COMING || !som_dma_guarded_name(mod->name))
+	if (!som_dma_guarded_name(mod->name))
 		return NOTIFY_DONE;
-	pr_err("%s refused while som is loaded: it maps PFN-mapped memory for devices without pinning it (see Documentation/admin-guide.md)\n",
-	       mod->name);
-	return notifier_from_errno(-EPERM);
+	if (action == MODULE_STATE_COMING) {
+		pr_err("%s refused while som is loaded: it maps PFN-mapped memory for devices without pinning it (see Documentation/admin-guide.md)\n",
+		       mod->name);
+		return notifier_from_errno(-EPERM);
+	}
+	if (action == MODULE_STATE_LIVE) {
+		/* It came in while som.ko was loading: too late to refuse. */
+		WRITE_ONCE(som_dma_guard_tripped, true);
+		pr_crit("%s loaded alongside som: som maps no more memory; unload both\n",
+			mod->name);
+	}
+	return NOTIFY_DONE;
+}
+
+/**
+ * som_dma_guard_ok() - may som map memory?
+ *
+ * Return: false once a module that maps PFN-mapped memory for devices
+ * went live next to som.ko.
+ */
+bool som_dma_guard_ok(void)
+{
+	return !READ_ONCE(som_dma_guard_tripped);
 }
 
 static struct notifier_block som_dma_guard_nb = {

@@ -50,6 +50,7 @@ static int __init som_init(void)
 	return 0;
 
 err_sysfs_exit:
+	som_compact_exit();
 	som_sysfs_exit();
 err_destroy_pool:
 	som_pool_destroy(&som_pool);
@@ -62,9 +63,10 @@ module_init(som_init);
 /*
  * Every open file of /dev/som holds a module reference: no region is left.
  * The background compaction pass may still run, though, with a chunk set
- * aside and blocks in flight: stop it before the sources hand their memory
- * back. Removing sysfs then waits for a pass an administrator started; the
- * pool's removal of each source waits for the zeroing worker.
+ * aside and blocks in flight: stop it (for good: a compact_rate write
+ * still under way cannot queue it again) before the sources hand their
+ * memory back. Removing sysfs then waits for a pass an administrator
+ * started; the pool's removal of each source waits for the zeroing worker.
  */
 static void __exit som_exit(void)
 {

@@ -36,7 +36,7 @@
 #include <linux/io.h>
 #include <linux/numa.h>
 #include <linux/sched.h>
-#include <linux/sched/clock.h>
+#include <linux/timekeeping.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/topology.h>
@@ -57,16 +57,16 @@ static void *som_chunk_block_vaddr(const struct som_chunk *chunk, unsigned int i
 static void som_pool_zero_block(struct som_pool *pool, struct som_chunk *chunk,
 				unsigned int i, bool ahead)
 {
-	u64 start = local_clock();
+	u64 start = ktime_get_ns();
 
 	memset(som_chunk_block_vaddr(chunk, i), 0, SOM_BLOCK_SIZE);
 	if (ahead) {
 		atomic64_add(SOM_BLOCK_SIZE, &pool->zero_stats.worker_bytes);
-		atomic64_add(local_clock() - start,
+		atomic64_add(ktime_get_ns() - start,
 			     &pool->zero_stats.worker_ns);
 	} else {
 		atomic64_add(SOM_BLOCK_SIZE, &pool->zero_stats.fault_bytes);
-		atomic64_add(local_clock() - start, &pool->zero_stats.fault_ns);
+		atomic64_add(ktime_get_ns() - start, &pool->zero_stats.fault_ns);
 	}
 }
 

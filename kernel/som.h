@@ -73,6 +73,7 @@ long som_file_create(struct som_file_args __user *uarg);
 /* dma_guard.c */
 int som_dma_guard_init(void);
 void som_dma_guard_exit(void);
+bool som_dma_guard_ok(void);
 
 /* sysfs.c */
 int som_sysfs_init(void);

@@ -381,6 +381,45 @@ out_unlock:
 	return err;
 }
 
+/**
+ * som_source_claim() - claim a physical range exclusively for a source
+ * @start: first byte
+ * @size: length
+ *
+ * The claim is a "som" resource nested in the firmware's one: no driver
+ * can claim the range, and /dev/mem refuses it. Its name is allocated, not
+ * a string of this module: a claim leaked at unload (som_source_leak())
+ * outlives the module's memory.
+ *
+ * Context: Process context, may sleep.
+ * Return: the claim, or NULL if the range is claimed already, spans two
+ * resources, or memory is short.
+ */
+struct resource *som_source_claim(u64 start, u64 size)
+{
+	char *name = kstrdup("som", GFP_KERNEL);
+	struct resource *res;
+
+	if (!name)
+		return NULL;
+	res = request_mem_region_exclusive(start, size, name);
+	if (!res)
+		kfree(name);
+	return res;
+}
+
+/**
+ * som_source_unclaim() - release what som_source_claim() claimed
+ * @res: the claim
+ */
+void som_source_unclaim(struct resource *res)
+{
+	const char *name = res->name;
+
+	release_mem_region(res->start, resource_size(res));
+	kfree(name);
+}
+
 struct som_cover {
 	u64 next;	/* first byte not yet known to be covered */
 };

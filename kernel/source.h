@@ -14,6 +14,8 @@
 #include <linux/types.h>
 #include <uapi/linux/som.h>
 
+struct resource;
+
 struct som_source;
 
 /**
@@ -63,6 +65,8 @@ void som_source_free(struct som_source *src);
 int som_source_add(struct som_source *src, char *name);
 int som_source_remove(const char *name);
 bool som_range_is_covered(u64 start, u64 size, unsigned long desc);
+struct resource *som_source_claim(u64 start, u64 size);
+void som_source_unclaim(struct resource *res);
 u64 som_sources_metadata_bytes(void);
 int som_sources_init(struct kobject *parent);
 void som_sources_exit(void);

@@ -31,9 +31,7 @@ static const unsigned long som_dax_descs[] = {
 
 static void som_dax_release(struct som_source *src)
 {
-	struct resource *res = src->priv;
-
-	release_mem_region(res->start, resource_size(res));
+	som_source_unclaim(src->priv);
 }
 
 static const struct som_source_ops som_dax_ops = {
@@ -85,7 +83,7 @@ int som_dax_add(u64 start, u64 size, bool unmovable, char *name)
 	src = som_source_alloc_range(&som_dax_ops, start, size, unmovable);
 	if (!src)
 		return -ENOMEM;
-	res = request_mem_region_exclusive(start, size, "som");
+	res = som_source_claim(start, size);
 	if (!res) {
 		pr_err_ratelimited("dax %.*s refused: a driver claims its range (unbind it from device_dax first)\n",
 				   SOM_SOURCE_NAME_LEN, name);

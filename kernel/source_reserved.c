@@ -36,9 +36,7 @@
 /* Nothing to give back but the claim: the range stays reserved. */
 static void som_reserved_release(struct som_source *src)
 {
-	struct resource *res = src->priv;
-
-	release_mem_region(res->start, resource_size(res));
+	som_source_unclaim(src->priv);
 }
 
 static const struct som_source_ops som_reserved_ops = {
@@ -128,7 +126,7 @@ int som_reserved_add(u64 start, u64 size, bool unmovable, char *name)
 	src = som_source_alloc_range(&som_reserved_ops, start, size, unmovable);
 	if (!src)
 		return -ENOMEM;
-	src->priv = request_mem_region_exclusive(start, size, "som");
+	src->priv = som_source_claim(start, size);
 	if (!src->priv) {
 		pr_err_ratelimited("range %#llx@%#llx refused: claimed by som or another driver, or it spans two entries of the memory map (see /proc/iomem)\n",
 				   size, start);

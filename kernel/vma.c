@@ -89,13 +89,15 @@ static vm_fault_t som_fault_error(int err)
 }
 
 /*
- * Insert a 1 GiB or 2 MiB entry for @pfn. The region lock is held, so the
- * entry read here changes only through this fault: every other fault and
- * every zap of som memory holds that lock too (the core's vmf->orig_pmd
- * was read before it was taken). A table there: fall back to the smaller
- * entries that map part of the piece. A leaf maps the same block (a
- * migration zaps under the lock before it changes a block): only a write
- * fault asks for the write bit. A new entry gets its write bit from
+ * Insert a 1 GiB or 2 MiB entry for @pfn. The region lock is held, so no
+ * other som fault or zap changes the entry read here (the core's
+ * vmf->orig_pmd was read before the lock was taken). The core may still
+ * put a table under an empty PUD (pmd_alloc()) or clear a leaf it splits
+ * after a fallback; insert_pfn_p?d() checks again under the page-table
+ * lock, and write is asked for only on a leaf. A table there: fall back to
+ * the smaller entries that map part of the piece. A leaf maps the same
+ * block (a migration zaps under the lock before it changes a block): only
+ * a write fault asks for the write bit. A new entry gets its write bit from
  * vm_page_prot; asking for "write" where another thread's fault just put
  * an entry would turn a harmless race into a WARN in insert_pfn_p?d().
  */
@@ -369,7 +371,9 @@ const struct vm_operations_struct som_vm_ops = {
  * not grow a VM_PFNMAP VMA anyway).
  *
  * Context: Process context, caller holds current's mmap_lock for write.
- * Return: 0, -EINVAL for a private mapping, or som_region_map()'s error.
+ * Return: 0, -EINVAL for a private mapping, -EPERM while a module that
+ * maps PFN-mapped memory for devices is loaded (dma_guard.c), or
+ * som_region_map()'s error.
  */
 int som_vma_mmap(struct som_region *region, struct vm_area_struct *vma)
 {
@@ -377,6 +381,8 @@ int som_vma_mmap(struct som_region *region, struct vm_area_struct *vma)
 
 	if (!(vma->vm_flags & VM_MAYSHARE))
 		return -EINVAL;
+	if (!som_dma_guard_ok())
+		return -EPERM;
 	err = som_region_map(region, vma);
 	if (err)
 		return err;

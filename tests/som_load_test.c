@@ -355,6 +355,45 @@ TEST_F_TIMEOUT(load, unload_while_compaction_runs, 1800)
 	EXPECT_LT(0, hits);
 }
 
+/*
+ * Writing compact_rate queues the background pass (2 s later). A write
+ * still under way while som.ko unloads must not queue it after unloading
+ * cancelled it: the timer would then fire in a module that is gone. A
+ * child writes compact_rate over and over until the file goes; each
+ * cycle unloads under it, and the test waits out the pass's delay at the
+ * end (a stray timer would oops the guest).
+ */
+TEST_F_TIMEOUT(load, unload_while_compact_rate_is_written, 900)
+{
+	int cycle, status, fd;
+	pid_t pid;
+
+	for (cycle = 0; cycle < 20; cycle++) {
+		ASSERT_EQ(0, som_load("ranges=1G@4G"));
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (!pid) {
+			for (;;) {
+				fd = open(SOM_SYSFS "migration/compact_rate",
+					  O_WRONLY);
+				if (fd < 0)
+					_exit(errno == ENOENT ? 0 : 1);
+				if (write(fd, "256\n", 4) < 0 &&
+				    errno != ENOENT && errno != ENODEV)
+					_exit(1);
+				close(fd);
+			}
+		}
+		usleep(10000 * (cycle % 5));
+		EXPECT_EQ(0, som_unload());
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	}
+	sleep(3);
+	ASSERT_EQ(0, som_load("ranges=1G@4G"));
+	EXPECT_EQ(0, som_unload());
+}
+
 #define TEST_MODULES	"/som/test-modules/"
 
 /*
