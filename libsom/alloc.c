@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <linux/falloc.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,17 +159,35 @@ static struct som_alloc *som_find(struct som *som, const void *addr,
 	return NULL;
 }
 
+/* Flags known and reserved fields zero? (NULL is the defaults.) */
+static bool som_opts_ok(const struct som_alloc_opts *opts)
+{
+	size_t i;
+
+	if (!opts)
+		return true;
+	if (opts->flags & ~SOM_ALLOC_FLAGS || opts->reserved0)
+		return false;
+	for (i = 0; i < sizeof(opts->reserved) / sizeof(opts->reserved[0]); i++)
+		if (opts->reserved[i])
+			return false;
+	return true;
+}
+
 static int som_apply_policy(int fd, const struct som_alloc_opts *opts)
 {
+	static const unsigned long long none[SOM_NODE_WORDS];
 	struct som_policy pol;
 
 	if (!opts || (opts->policy == SOM_POLICY_LOCAL && !opts->policy_flags &&
-		      !opts->nodes))
+		      !memcmp(opts->nodes, none, sizeof(none))))
 		return 0;
 	memset(&pol, 0, sizeof(pol));
 	pol.mode = opts->policy;
 	pol.flags = opts->policy_flags;
-	pol.nodes[0] = opts->nodes;
+	_Static_assert(sizeof(pol.nodes) == sizeof(opts->nodes),
+		       "libsom's node mask is the kernel's");
+	memcpy(pol.nodes, opts->nodes, sizeof(pol.nodes));
 	return ioctl(fd, SOM_IOC_POLICY, &pol) ? -errno : 0;
 }
 
@@ -201,7 +220,7 @@ int som_alloc(struct som *som, size_t size, const struct som_alloc_opts *opts,
 	int fd, err;
 
 	if (!som || !addr || !size || size > SIZE_MAX - SOM_BLOCK ||
-	    (opts && opts->flags & ~SOM_ALLOC_PREFAULT))
+	    !som_opts_ok(opts))
 		return -EINVAL;
 	/* Memory comes in 2 MiB blocks: give the caller all of it. */
 	len = (size + SOM_BLOCK - 1) & ~(SOM_BLOCK - 1);

@@ -5,6 +5,11 @@
  * Every function returns 0 or a negative errno value (errno itself may
  * change, as in any library call). All functions are thread-safe. See
  * libsom(3) and the page of each function.
+ *
+ * The shared library exports these functions and nothing else, each at
+ * the symbol version LIBSOM_0.1 (libsom.map). Structures that a program
+ * passes in have reserved fields, which must be zero: a later version
+ * gives them a meaning without changing the layout.
  */
 #ifndef LIBSOM_H
 #define LIBSOM_H
@@ -16,26 +21,59 @@
 extern "C" {
 #endif
 
+/* This header's version; the same as libsom.pc's (pkg-config --modversion). */
+#define LIBSOM_VERSION_MAJOR	0
+#define LIBSOM_VERSION_MINOR	1
+#define LIBSOM_VERSION_PATCH	0
+
+/* True if this header is version @major.@minor.@patch or later. */
+#define LIBSOM_VERSION_AT_LEAST(major, minor, patch)			\
+	(LIBSOM_VERSION_MAJOR > (major) ||				\
+	 (LIBSOM_VERSION_MAJOR == (major) &&				\
+	  (LIBSOM_VERSION_MINOR > (minor) ||				\
+	   (LIBSOM_VERSION_MINOR == (minor) &&				\
+	    LIBSOM_VERSION_PATCH >= (patch)))))
+
 /* A connection to /dev/som and the allocations made through it. */
 struct som;
 
 /* struct som_alloc_opts flags */
 #define SOM_ALLOC_PREFAULT	(1U << 0)	/* allocate and map it all now */
+#define SOM_ALLOC_FLAGS		(SOM_ALLOC_PREFAULT)
+
+/* Words of a node mask: as many nodes as the kernel takes (1,024). */
+#define SOM_NODE_WORDS		(SOM_MAX_NODES / 64)
 
 /**
  * struct som_alloc_opts - how som_alloc() places the memory
+ * @flags:	SOM_ALLOC_* flags
  * @policy:	SOM_POLICY_LOCAL (the default), _PREFERRED, _BIND or
  *		_INTERLEAVE
  * @policy_flags: SOM_POLICY_UNMOVABLE, SOM_POLICY_INTERLEAVE_1G
- * @nodes:	the policy's nodes, bit n for node n (nodes 0 to 63)
- * @flags:	SOM_ALLOC_* flags
+ * @reserved0:	must be 0
+ * @nodes:	the policy's nodes, bit n % 64 of @nodes[n / 64] for node n
+ *		(nodes 0 to 1023; som_alloc_opts_set_node() sets one)
+ * @reserved:	must be 0
+ *
+ * Zero it all, then set what is wanted: som_alloc() refuses non-zero
+ * reserved fields with -EINVAL.
  */
 struct som_alloc_opts {
+	unsigned int flags;
 	unsigned int policy;
 	unsigned int policy_flags;
-	unsigned long long nodes;
-	unsigned int flags;
+	unsigned int reserved0;
+	unsigned long long nodes[SOM_NODE_WORDS];
+	unsigned long long reserved[4];
 };
+
+/* Add node @node to @opts's nodes; nodes past the mask are ignored. */
+static inline void som_alloc_opts_set_node(struct som_alloc_opts *opts,
+					   unsigned int node)
+{
+	if (node < SOM_MAX_NODES)
+		opts->nodes[node / 64] |= 1ULL << (node % 64);
+}
 
 /**
  * struct som_where - what backs an address

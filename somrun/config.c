@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <linux/som.h>
 
+#include "parse.h"
 #include "shim.h"
 
 struct shim_config shim_cfg = {
@@ -56,96 +57,14 @@ void shim_warn_once(bool *done, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* "2M", "1G", "4096": bytes, or 0 if it is not a size. */
-static size_t parse_size(const char *s)
-{
-	unsigned long long v;
-	unsigned int shift = 0;
-	char *end;
-
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || end == s)
-		return 0;
-	switch (*end) {
-	case 'k': case 'K':
-		shift = 10;
-		break;
-	case 'm': case 'M':
-		shift = 20;
-		break;
-	case 'g': case 'G':
-		shift = 30;
-		break;
-	}
-	if (shift) {
-		if (v > (SIZE_MAX >> 1) >> shift)
-			return 0;
-		v <<= shift;
-		end++;
-	}
-	return *end || v > SIZE_MAX >> 1 ? 0 : v;
-}
-
-/* "0-2,5": a node bitmap (nodes 0 to 63), or 0 if it is not one. */
-static unsigned long long parse_nodes(const char *s)
-{
-	unsigned long long nodes = 0;
-	unsigned long a, b;
-	char *end;
-
-	while (*s) {
-		a = strtoul(s, &end, 10);
-		if (end == s)
-			return 0;
-		b = a;
-		if (*end == '-') {
-			s = end + 1;
-			b = strtoul(s, &end, 10);
-			if (end == s)
-				return 0;
-		}
-		if (a > b || b > 63)
-			return 0;
-		for (; a <= b; a++)
-			nodes |= 1ULL << a;
-		s = end;
-		if (*s == ',')
-			s++;
-		else if (*s)
-			return 0;
-	}
-	return nodes;
-}
-
 /* SOMRUN_POLICY: local, preferred:N, bind:NODES, interleave:NODES. */
 static void parse_policy(const char *s)
 {
-	static const struct { const char *name; unsigned int mode; } modes[] = {
-		{ "local", SOM_POLICY_LOCAL },
-		{ "preferred", SOM_POLICY_PREFERRED },
-		{ "bind", SOM_POLICY_BIND },
-		{ "interleave", SOM_POLICY_INTERLEAVE },
-	};
-	const char *colon = strchr(s, ':');
-	size_t n = colon ? (size_t)(colon - s) : strlen(s), i;
-
-	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
-		if (strlen(modes[i].name) != n || strncmp(s, modes[i].name, n))
-			continue;
-		shim_cfg.policy_mode = modes[i].mode;
-		shim_cfg.policy_nodes = colon ? parse_nodes(colon + 1) : 0;
-		if ((modes[i].mode == SOM_POLICY_LOCAL) !=
-		    !shim_cfg.policy_nodes)
-			break;
-		/* preferred: exactly one node */
-		if (modes[i].mode == SOM_POLICY_PREFERRED &&
-		    (shim_cfg.policy_nodes & (shim_cfg.policy_nodes - 1)))
-			break;
-		shim_cfg.has_policy = modes[i].mode != SOM_POLICY_LOCAL;
+	if (som_parse_policy(s, &shim_cfg.policy_mode, shim_cfg.policy_nodes)) {
+		shim_warn("SOMRUN_POLICY=%s: not a policy; using local", s);
 		return;
 	}
-	shim_warn("SOMRUN_POLICY=%s: not a policy; using local", s);
+	shim_cfg.has_policy = shim_cfg.policy_mode != SOM_POLICY_LOCAL;
 }
 
 static void shim_read_config(void)
@@ -154,9 +73,9 @@ static void shim_read_config(void)
 
 	v = getenv("SOMRUN_THRESHOLD");
 	if (v) {
-		size_t t = parse_size(v);
+		size_t t;
 
-		if (t)
+		if (!som_parse_threshold(v, &t))
 			shim_cfg.threshold = shim_round_up(t, SHIM_PAGE);
 		else
 			shim_warn("SOMRUN_THRESHOLD=%s: not a size; using 2M", v);

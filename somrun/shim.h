@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <linux/som.h>
 
 #define SHIM_PAGE	4096UL
 #define SHIM_BLOCK	(2UL << 20)
@@ -43,7 +44,7 @@ struct shim_config {
 	const char *summary;	/* SOMRUN_SUMMARY: NULL, "1" or a file */
 	bool has_policy;	/* SOMRUN_POLICY */
 	unsigned int policy_mode;
-	unsigned long long policy_nodes;
+	unsigned long long policy_nodes[SOM_MAX_NODES / 64];
 };
 
 extern struct shim_config shim_cfg;

@@ -30,7 +30,7 @@ static int som_set_policy(int fd)
 		return 0;
 	memset(&pol, 0, sizeof(pol));
 	pol.mode = shim_cfg.policy_mode;
-	pol.nodes[0] = shim_cfg.policy_nodes;
+	memcpy(pol.nodes, shim_cfg.policy_nodes, sizeof(pol.nodes));
 	return sys_ioctl(fd, SOM_IOC_POLICY, &pol) ? -errno : 0;
 }
 

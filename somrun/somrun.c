@@ -2,8 +2,11 @@
 /*
  * somrun: run a program with its large anonymous memory on som, through
  * the libsomrun.so preload. The options become SOMRUN_* variables that
- * the shim reads (see somrun(1)); this program checks that /dev/som can be
- * used, finds the shim, and execs the program.
+ * the shim reads (see somrun(1)); this program checks every option with
+ * the shim's own parsers, checks that /dev/som can be used, finds the
+ * shim, and execs the program. Exit status before the program runs: 2 for
+ * a usage error, 1 when somrun cannot do its job; then 126 or 127 as a
+ * shell has them.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -15,15 +18,23 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "parse.h"
+
 #ifndef SOMRUN_LIBDIR
 #define SOMRUN_LIBDIR "/usr/local/lib/som"
 #endif
+#ifndef SOM_VERSION
+#define SOM_VERSION "unknown"
+#endif
+
+#define EXIT_USAGE 2
 
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: somrun [options] [--] program [args...]\n"
-		"  -t, --threshold=SIZE   smallest mapping put on som (default 2M)\n"
+		"  -t, --threshold=SIZE   smallest mapping put on som (default 2M;\n"
+		"                         K, M, G, T suffixes)\n"
 		"  -f, --fail             fail allocations the pool cannot hold,\n"
 		"                         instead of using ordinary memory\n"
 		"      --fork=copy|zero   what a forked child gets of som memory\n"
@@ -31,8 +42,10 @@ static void usage(FILE *f)
 		"                         the allocator is jemalloc)\n"
 		"  -p, --policy=POLICY    local, preferred:N, bind:NODES,\n"
 		"                         interleave:NODES (e.g. interleave:0-1)\n"
-		"  -s, --summary[=FILE]   one line per process at exit (stderr)\n"
-		"  -h, --help\n");
+		"  -s, --summary[=FILE]   one line per process at exit (stderr,\n"
+		"                         or appended to FILE)\n"
+		"  -h, --help             this text\n"
+		"      --version          somrun's version\n");
 }
 
 static void die(const char *fmt, const char *arg)
@@ -40,7 +53,16 @@ static void die(const char *fmt, const char *arg)
 	fprintf(stderr, "somrun: ");
 	fprintf(stderr, fmt, arg);
 	fputc('\n', stderr);
-	exit(127);
+	exit(1);
+}
+
+/* A bad command line: say what, point at --help, exit 2. */
+static void usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "somrun: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, " (somrun --help lists the options)\n");
+	exit(EXIT_USAGE);
 }
 
 /* The shim: $SOMRUN_LIB, next to this program, ../lib/som, LIBDIR. */
@@ -84,7 +106,7 @@ static void check_dev(void)
 		return;
 	}
 	if (errno == ENOENT || errno == ENODEV || errno == ENXIO)
-		die("/dev/som: %s (is the som module loaded? modprobe som)",
+		die("/dev/som: %s: is the som module loaded? (modprobe som)",
 		    strerror(errno));
 	if (errno == EACCES || errno == EPERM)
 		die("/dev/som: %s (the som group may use it; see somrun(1))",
@@ -108,15 +130,28 @@ int main(int argc, char **argv)
 		{ "policy", required_argument, NULL, 'p' },
 		{ "summary", optional_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
+	unsigned long long nodes[SOM_NODE_WORDS];
 	const char *shim, *old;
+	unsigned int mode;
 	char *preload;
+	size_t size;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "+t:fp:s::h", opts, NULL)) != -1) {
+	/*
+	 * Every value is checked here, with the parsers the shim uses, so
+	 * that a bad one stops somrun before the program runs rather than
+	 * becoming a warning and a default inside it.
+	 */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:t:fp:s::h", opts, NULL)) != -1) {
 		switch (c) {
 		case 't':
+			if (som_parse_threshold(optarg, &size))
+				usage_error("--threshold=%s: not a size (e.g. 64K, 2M, 1G)",
+					    optarg);
 			set("SOMRUN_THRESHOLD", optarg);
 			break;
 		case 'f':
@@ -124,7 +159,7 @@ int main(int argc, char **argv)
 			break;
 		case 'F':
 			if (strcmp(optarg, "copy") && strcmp(optarg, "zero"))
-				die("--fork=%s: copy or zero", optarg);
+				usage_error("--fork=%s: copy or zero", optarg);
 			set("SOMRUN_FORK", optarg);
 			break;
 		case 'm':
@@ -133,25 +168,45 @@ int main(int argc, char **argv)
 			else if (!strcmp(optarg, "on") || !strcmp(optarg, "off"))
 				set("SOMRUN_MALLOC", optarg);
 			else
-				die("--malloc=%s: auto, on or off", optarg);
+				usage_error("--malloc=%s: auto, on or off", optarg);
 			break;
 		case 'p':
+			if (som_parse_policy(optarg, &mode, nodes))
+				usage_error("--policy=%s: local, preferred:N, bind:NODES or interleave:NODES (nodes 0 to 1023, e.g. 0-1,3)",
+					    optarg);
 			set("SOMRUN_POLICY", optarg);
 			break;
 		case 's':
-			set("SOMRUN_SUMMARY", optarg ? optarg : "1");
+			if (optarg && !*optarg)
+				usage_error("--summary=%s: give a file name, or no =FILE for standard error",
+					    optarg);
+			/* The shim reads "1" as stderr and "0" as off. */
+			if (optarg && (!strcmp(optarg, "0") || !strcmp(optarg, "1")))
+				set("SOMRUN_SUMMARY", !strcmp(optarg, "0") ? "./0" : "./1");
+			else
+				set("SOMRUN_SUMMARY", optarg ? optarg : "1");
 			break;
 		case 'h':
 			usage(stdout);
 			return 0;
+		case 'V':
+			printf("somrun (som) %s\n", SOM_VERSION);
+			return 0;
+		case ':':
+			usage_error("%s: needs a value", argv[optind - 1]);
+			break;
 		default:
-			usage(stderr);
-			return 127;
+			if (optopt) {
+				char opt[3] = { '-', (char)optopt, 0 };
+
+				usage_error("%s: no such option", opt);
+			}
+			usage_error("%s: no such option", argv[optind - 1]);
 		}
 	}
 	if (optind >= argc) {
 		usage(stderr);
-		return 127;
+		return EXIT_USAGE;
 	}
 	check_dev();
 	shim = find_shim();

@@ -104,16 +104,25 @@ TEST_F(lib, prefault_maps_everything_up_front)
 
 TEST_F(lib, placement_options_reach_the_kernel)
 {
-	struct som_alloc_opts bind0 = { .policy = SOM_POLICY_BIND, .nodes = 1 };
+	struct som_alloc_opts bind0 = { .policy = SOM_POLICY_BIND };
 	struct som_alloc_opts unmov = { .policy_flags = SOM_POLICY_UNMOVABLE };
+	struct som_alloc_opts far = { .policy = SOM_POLICY_BIND };
 	struct som_where w;
 	void *p;
 
+	som_alloc_opts_set_node(&bind0, 0);
 	ASSERT_EQ(0, som_alloc(self->som, 4 * MiB, &bind0, &p));
 	*(volatile char *)p = 1;
 	ASSERT_EQ(0, som_where(self->som, p, &w));
 	EXPECT_EQ(0, w.node);
 	EXPECT_EQ(0, som_free(self->som, p));
+	/*
+	 * The whole mask reaches the kernel: node 1000 is past the first
+	 * word, and this machine has no such node.
+	 */
+	som_alloc_opts_set_node(&far, 1000);
+	EXPECT_EQ(1ULL << (1000 % 64), far.nodes[1000 / 64]);
+	EXPECT_EQ(-EINVAL, som_alloc(self->som, 2 * MiB, &far, &p));
 	/* The boot range is movable: nothing for an unmovable request. */
 	if (som_stat("unmovable_free_bytes") == 0)
 		EXPECT_EQ(-ENOMEM, som_alloc(self->som, 2 * MiB, &unmov, &p));
@@ -124,11 +133,16 @@ TEST_F(lib, placement_options_reach_the_kernel)
 TEST_F(lib, bad_arguments_are_refused)
 {
 	struct som_alloc_opts bad = { .flags = 1U << 9 };
+	struct som_alloc_opts resv0 = { .reserved0 = 1 };
+	struct som_alloc_opts resv = { .reserved[3] = 1 };
 	struct som_where w;
 	char x, *p;
 
 	EXPECT_EQ(-EINVAL, som_alloc(self->som, 0, NULL, (void **)&p));
 	EXPECT_EQ(-EINVAL, som_alloc(self->som, 2 * MiB, &bad, (void **)&p));
+	/* Reserved fields must be zero, so that a later libsom can use them. */
+	EXPECT_EQ(-EINVAL, som_alloc(self->som, 2 * MiB, &resv0, (void **)&p));
+	EXPECT_EQ(-EINVAL, som_alloc(self->som, 2 * MiB, &resv, (void **)&p));
 	EXPECT_EQ(-EINVAL, som_free(self->som, &x));
 	EXPECT_EQ(-EINVAL, som_where(self->som, &x, &w));
 	ASSERT_EQ(0, som_alloc(self->som, 4 * MiB, NULL, (void **)&p));

@@ -159,6 +159,93 @@ TEST_F(load, mmap_of_empty_pool_gets_enomem)
 	EXPECT_EQ(0, som_unload());
 }
 
+/* Run "somctl ARGS"; its exit status, its stdout and stderr in @out, @err. */
+static int somctl(const char *args, char *out, char *err, size_t size)
+{
+	char cmd[512], *line, *save;
+	int st, fd;
+	ssize_t n;
+
+	snprintf(cmd, sizeof(cmd),
+		 "somctl %s >/tmp/somctl.out 2>/tmp/somctl.err", args);
+	st = system(cmd);
+	fd = open("/tmp/somctl.out", O_RDONLY);
+	n = fd < 0 ? 0 : read(fd, out, size - 1);
+	out[n > 0 ? n : 0] = '\0';
+	if (fd >= 0)
+		close(fd);
+	fd = open("/tmp/somctl.err", O_RDONLY);
+	n = fd < 0 ? 0 : read(fd, err, size - 1);
+	err[n > 0 ? n : 0] = '\0';
+	if (fd >= 0)
+		close(fd);
+	/* Its stderr as TAP comments. */
+	for (line = strtok_r(err, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save))
+		printf("# somctl %s: %s\n", args, line);
+	fd = open("/tmp/somctl.err", O_RDONLY);
+	n = fd < 0 ? 0 : read(fd, err, size - 1);
+	err[n > 0 ? n : 0] = '\0';
+	if (fd >= 0)
+		close(fd);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+/*
+ * somctl without the module: every command says the module is not
+ * loaded (exit 1); help and version work (stdout, exit 0); and a bad
+ * command line is a usage error (stderr, exit 2), found before anything
+ * is opened, so without the module too.
+ */
+TEST_F(load, somctl_without_the_module)
+{
+	static const char *const commands[] = {
+		"status", "status --json", "--json status", "ps", "ps 1 --json",
+		"add reserved 1G@4G", "add hugetlb 1 --node 0", "add buddy 1",
+		"add dax dax0.0", "remove reserved@0x100000000", "compact",
+	};
+	static const char *const bad[] = {
+		"", "frobnicate", "--bogus status", "-x ps", "status extra",
+		"status --watch=0", "status --count=2", "status --node 1",
+		"ps x", "ps 0", "ps 1 --unmovable", "add", "add reserved",
+		"add floppy 1", "add reserved 2G", "add reserved 1M@4G",
+		"add reserved 1G@4G --node 1", "add hugetlb 0",
+		"add buddy 1 --node 1024", "add buddy 1 --name bad/name",
+		"add dax dax0.0 --name x", "add dax ../dax0.0", "remove",
+		"remove a b", "remove bad/name", "compact now", "--count",
+	};
+	static char out[4096], err[4096];
+	unsigned int i;
+
+	if (system("command -v somctl >/dev/null"))
+		SKIP(return, "no somctl in PATH");
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		EXPECT_EQ(1, somctl(commands[i], out, err, sizeof(out)))
+			TH_LOG("somctl %s", commands[i]);
+		EXPECT_NE(NULL, strstr(err, "is the som module loaded?"))
+			TH_LOG("somctl %s: %s", commands[i], err);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		EXPECT_EQ(2, somctl(bad[i], out, err, sizeof(out)))
+			TH_LOG("somctl %s", bad[i]);
+		EXPECT_STREQ("", out);
+		EXPECT_NE('\0', err[0]);
+		EXPECT_EQ(NULL, strstr(err, "is the som module loaded?"))
+			TH_LOG("somctl %s: %s", bad[i], err);
+	}
+	EXPECT_EQ(0, somctl("--help", out, err, sizeof(out)));
+	EXPECT_NE(NULL, strstr(out, "usage: somctl status"));
+	EXPECT_STREQ("", err);
+	EXPECT_EQ(0, somctl("-h", out, err, sizeof(out)));
+	EXPECT_NE(NULL, strstr(out, "somctl compact"));
+	EXPECT_EQ(0, somctl("ps --help", out, err, sizeof(out)));
+	EXPECT_NE(NULL, strstr(out, "usage: somctl"));
+	EXPECT_EQ(0, somctl("--version", out, err, sizeof(out)));
+	EXPECT_EQ(0, strncmp(out, "somctl (som) ", 13));
+	EXPECT_STREQ("", err);
+	EXPECT_NE(0, access(SOM_SYSFS, F_OK));
+}
+
 /*
  * Load and unload, again and again, with memory in use in between: each
  * load starts a zeroing worker over 2 GiB, each unload must wait for it

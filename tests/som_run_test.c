@@ -20,6 +20,22 @@
 #include "kselftest_harness.h"
 #include "som_util.h"
 
+/*
+ * Time limits. The harness kills a test after 30 s unless it says
+ * otherwise. On the debug tier (KASAN and lockdep under QEMU TCG, 3 to 5
+ * times the stock tier here, 20 times at worst) each test that runs in
+ * this process took at most 0.5 s; four threads' churn 3 s; the tests
+ * that start programs under somrun (each an exec through the dynamic
+ * loader) 1 to 6 s, the usage errors (twenty somrun runs) the most. A
+ * busy 2-core host slows that a few times more: those get SLOW_TIMEOUT,
+ * twenty times the slowest, and the rest keep the harness's default (at
+ * least 30 s, 60 times theirs). empty_pool_falls_back_or_fails once ran
+ * out of its 30 s there: it faulted 3 GiB of ordinary memory (the
+ * fallback of a mapping larger than the whole pool); it now empties the
+ * pool with a reservation of its own and falls back with 8 MiB.
+ */
+#define SLOW_TIMEOUT	120
+
 #define JEMALLOC	"/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
 #define TCMALLOC	"/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4"
 
@@ -61,10 +77,23 @@ static void *map_anon(size_t len)
 		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 }
 
+/*
+ * Write one byte in every 4 KiB page: every page faulted, at a fraction
+ * of memset()'s cost under TCG.
+ */
+static void touch_pages(char *p, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i += 4096)
+		p[i] = 1;
+}
+
 /* Run a command line with sh, return its exit status; output in @out. */
 static int run(const char *cmd, char *out, size_t size)
 {
 	FILE *f = popen(cmd, "r");
+	char *line, *next;
 	size_t n = 0;
 	int st;
 
@@ -80,8 +109,12 @@ static int run(const char *cmd, char *out, size_t size)
 			;
 	}
 	st = pclose(f);
-	if (out && n)
-		fprintf(stderr, "# %s", out);
+	/* The output as TAP comments, each line. */
+	for (line = out; out && n && *line; line = next) {
+		next = line + strcspn(line, "\n");
+		fprintf(stderr, "# %.*s\n", (int)(next - line), line);
+		next += *next == '\n';
+	}
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
@@ -145,7 +178,7 @@ TEST_F(somrun, one_gib_mapping_gets_one_entry)
 
 	ASSERT_NE(MAP_FAILED, p);
 	ASSERT_EQ(0, (uintptr_t)p % GiB);
-	memset(p, 1, GiB);
+	touch_pages(p, GiB);
 	ASSERT_TRUE(on_som(p + GiB / 2, &m));
 	if (som_cpu_has_gbpages()) {
 		EXPECT_EQ(GiB, m.page_size);
@@ -264,12 +297,26 @@ TEST_F(somrun, mremap_grows_shrinks_and_moves)
 	EXPECT_EQ(0, pool_used());
 }
 
+/*
+ * MAP_FIXED only inside address space this test reserved (PROT_NONE, which
+ * stays ordinary memory) and so owns: first a som mapping over part of
+ * the reservation, then mappings over pieces of that.
+ */
 TEST_F(somrun, map_fixed_over_som_frees_it)
 {
-	char *p = map_anon(6 * MiB), *q;
+	char *area, *p, *q;
 
-	ASSERT_NE(MAP_FAILED, p);
+	area = mmap(NULL, 8 * MiB, PROT_NONE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	ASSERT_NE(MAP_FAILED, area);
+	EXPECT_FALSE(on_som(area, NULL));
+	p = (char *)(((uintptr_t)area + 2 * MiB - 1) & ~(2 * MiB - 1));
+	q = mmap(p, 6 * MiB, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	ASSERT_EQ(p, q);
+	ASSERT_TRUE(on_som(p, NULL));
 	memset(p, 3, 6 * MiB);
+	EXPECT_EQ((long long)(6 * MiB), pool_used());
 	/* An ordinary mapping (read-only) over the first block. */
 	q = mmap(p, 2 * MiB, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
 		 -1, 0);
@@ -286,7 +333,8 @@ TEST_F(somrun, map_fixed_over_som_frees_it)
 	EXPECT_EQ(0, q[0]);
 	EXPECT_EQ(3, p[5 * MiB]);
 	EXPECT_EQ((long long)(4 * MiB), pool_used());
-	EXPECT_EQ(0, munmap(p, 6 * MiB));
+	EXPECT_EQ(0, munmap(area, 8 * MiB));
+	EXPECT_EQ(0, pool_used());
 }
 
 TEST_F(somrun, fork_gives_the_child_a_copy)
@@ -332,8 +380,12 @@ TEST_F(somrun, large_malloc_is_som)
 
 	ASSERT_NE(NULL, p);
 	ASSERT_NE(NULL, small);
-	if (!on_som(p, NULL))
-		SKIP(goto out, "the program's allocator is not glibc's");
+	/*
+	 * This program runs on glibc's malloc, which somrun answers: an
+	 * 8 MiB block that is not som memory is somrun failing.
+	 */
+	ASSERT_TRUE(on_som(p, NULL))
+		TH_LOG("an 8 MiB malloc() under somrun is not som memory");
 	EXPECT_GE(malloc_usable_size(p), 8 * MiB);
 	EXPECT_FALSE(on_som(small, NULL));
 	for (i = 0; i < 8 * MiB; i += 8)
@@ -365,7 +417,6 @@ TEST_F(somrun, large_malloc_is_som)
 	EXPECT_TRUE(on_som(p, NULL));
 	free(p);
 	EXPECT_EQ(0, pool_used());
-out:
 	free(small);
 }
 
@@ -415,7 +466,7 @@ static void *thread_churn(void *arg)
 	return (void *)bad;
 }
 
-TEST_F(somrun, threads_map_and_free_concurrently)
+TEST_F_TIMEOUT(somrun, threads_map_and_free_concurrently, SLOW_TIMEOUT)
 {
 	pthread_t th[4];
 	void *ret;
@@ -440,11 +491,12 @@ static int helper(int argc, char **argv)
 		size_t len = strtoull(argv[3], NULL, 0);
 		char *p = map_anon(len);
 
+		/* 3: not 2, which is somrun's own usage error. */
 		if (p == MAP_FAILED) {
 			printf("map failed: %s\n", strerror(errno));
-			return 2;
+			return 3;
 		}
-		memset(p, 1, len);
+		touch_pages(p, len);
 		printf("som=%d\n", on_som(p, NULL));
 		return 0;	/* the summary sees it still mapped */
 	}
@@ -539,7 +591,7 @@ static char *cmd(const char *fmt, ...)
 	return buf;
 }
 
-TEST_F(somrun_cmd, threshold_is_honoured)
+TEST_F_TIMEOUT(somrun_cmd, threshold_is_honoured, SLOW_TIMEOUT)
 {
 	EXPECT_EQ(0, run(cmd("%s -t 8M -- %s helper map 4194304 2>&1",
 			     somrun_path(), self_exe), self->out,
@@ -551,30 +603,43 @@ TEST_F(somrun_cmd, threshold_is_honoured)
 	EXPECT_NE(NULL, strstr(self->out, "som=1"));
 }
 
-TEST_F(somrun_cmd, empty_pool_falls_back_or_fails)
+/*
+ * The pool made (nearly) empty by a reservation of this process, so that
+ * the helper's 8 MiB cannot fit. (Asking for more than the whole pool
+ * instead makes the fallback touch gigabytes of ordinary memory, which
+ * took longer than the harness's 30 s on the debug tier.)
+ */
+TEST_F_TIMEOUT(somrun_cmd, empty_pool_falls_back_or_fails, SLOW_TIMEOUT)
 {
-	long long too_big = som_stat("free_bytes") + GiB;
+	long long left = 2 * MiB, hold = som_stat("free_bytes") - left;
+	char *r;
+
+	ASSERT_LE(2 * MiB, hold);
+	r = mmap(NULL, hold, PROT_READ | PROT_WRITE, MAP_SHARED, self->dev, 0);
+	ASSERT_NE(MAP_FAILED, r);
+	ASSERT_EQ(left, som_stat("free_bytes"));
 
 	/* The default: ordinary memory, one line of warning. */
-	EXPECT_EQ(0, run(cmd("%s -- %s helper map %lld 2>&1", somrun_path(),
-			     self_exe, too_big), self->out, sizeof(self->out)));
+	EXPECT_EQ(0, run(cmd("%s -- %s helper map %lu 2>&1", somrun_path(),
+			     self_exe, 8 * MiB), self->out, sizeof(self->out)));
 	EXPECT_NE(NULL, strstr(self->out, "som=0"));
 	EXPECT_NE(NULL, strstr(self->out, "somrun: the som pool cannot hold"));
 	/* --fail: mmap() fails with ENOMEM. */
-	EXPECT_EQ(2, run(cmd("%s --fail -- %s helper map %lld 2>&1",
-			     somrun_path(), self_exe, too_big), self->out,
+	EXPECT_EQ(3, run(cmd("%s --fail -- %s helper map %lu 2>&1",
+			     somrun_path(), self_exe, 8 * MiB), self->out,
 			 sizeof(self->out)));
 	EXPECT_NE(NULL, strstr(self->out, "Cannot allocate memory"));
+	EXPECT_EQ(0, munmap(r, hold));
 }
 
-TEST_F(somrun_cmd, fork_zero_gives_zeros)
+TEST_F_TIMEOUT(somrun_cmd, fork_zero_gives_zeros, SLOW_TIMEOUT)
 {
 	EXPECT_EQ(0, run(cmd("%s --fork=zero -- %s helper forkzero 2>&1",
 			     somrun_path(), self_exe), self->out,
 			 sizeof(self->out)));
 }
 
-TEST_F(somrun_cmd, summary_reports_entries)
+TEST_F_TIMEOUT(somrun_cmd, summary_reports_entries, SLOW_TIMEOUT)
 {
 	EXPECT_EQ(0, run(cmd("%s -s -- %s helper map %lu 2>&1", somrun_path(),
 			     self_exe, GiB + 4 * MiB), self->out,
@@ -585,15 +650,57 @@ TEST_F(somrun_cmd, summary_reports_entries)
 	EXPECT_NE(NULL, strstr(self->out, "som_bytes=1077936128"));
 }
 
-TEST_F(somrun_cmd, bad_usage_and_missing_program)
+/*
+ * Every bad option is refused before the program runs (a marker file the
+ * program would create stays absent), with exit status 2; a missing
+ * program is 127, as in a shell.
+ */
+TEST_F_TIMEOUT(somrun_cmd, bad_usage_and_missing_program, SLOW_TIMEOUT)
 {
-	EXPECT_EQ(127, run(cmd("%s 2>&1", somrun_path()), self->out,
-			   sizeof(self->out)));
-	EXPECT_EQ(127, run(cmd("%s --fork=maybe -- true 2>&1", somrun_path()),
-			   self->out, sizeof(self->out)));
+	static const char *const bad[] = {
+		"", "--", "-t 8X --", "-t 0 --", "--threshold= --",
+		"-p bogus --", "--policy=preferred:0-1 --",
+		"--policy=interleave: --", "--policy=bind:1024 --",
+		"--policy=local:0 --", "--fork=maybe --", "--malloc=sometimes --",
+		"--summary= --", "--no-such-option --", "-x --", "-t",
+	};
+	const char *mark = "/tmp/som_run_test.ran";
+	unsigned int i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		unlink(mark);
+		EXPECT_EQ(2, run(cmd("%s %s%s 2>&1", somrun_path(), bad[i],
+				     strlen(bad[i]) > 2 ? " touch /tmp/som_run_test.ran" : ""),
+				 self->out, sizeof(self->out)))
+			TH_LOG("somrun %s", bad[i]);
+		EXPECT_NE(0, access(mark, F_OK))
+			TH_LOG("somrun %s ran the program", bad[i]);
+	}
+	EXPECT_NE(NULL, strstr(self->out, "somrun: -t: needs a value"));
+	EXPECT_EQ(2, run(cmd("%s -p bogus -- true 2>&1", somrun_path()),
+			 self->out, sizeof(self->out)));
+	EXPECT_NE(NULL, strstr(self->out, "--policy=bogus: "));
+
+	/* Good values of the same options run the program. */
+	EXPECT_EQ(0, run(cmd("%s -t 0x200000 -p interleave:0 --fork=zero --malloc=off -s/dev/null -- touch %s 2>&1",
+			     somrun_path(), mark), self->out,
+			 sizeof(self->out)));
+	EXPECT_EQ(0, access(mark, F_OK));
+	unlink(mark);
+
+	/* --help and --version: standard output, exit 0. */
+	EXPECT_EQ(0, run(cmd("%s --help 2>/dev/null", somrun_path()),
+			 self->out, sizeof(self->out)));
+	EXPECT_NE(NULL, strstr(self->out, "usage: somrun"));
+	EXPECT_EQ(0, run(cmd("%s --version 2>/dev/null", somrun_path()),
+			 self->out, sizeof(self->out)));
+	EXPECT_EQ(0, strncmp(self->out, "somrun (som) ", 13));
+
 	EXPECT_EQ(127, run(cmd("%s -- /no/such/program 2>&1", somrun_path()),
 			   self->out, sizeof(self->out)));
 	EXPECT_NE(NULL, strstr(self->out, "No such file"));
+	EXPECT_EQ(126, run(cmd("%s -- /tmp 2>&1", somrun_path()),
+			   self->out, sizeof(self->out)));
 }
 
 FIXTURE(allocator) {
@@ -628,7 +735,7 @@ FIXTURE_TEARDOWN(allocator)
 	close(self->dev);
 }
 
-TEST_F(allocator, big_blocks_land_on_som)
+TEST_F_TIMEOUT(allocator, big_blocks_land_on_som, SLOW_TIMEOUT)
 {
 	EXPECT_EQ(0, run(cmd("LD_PRELOAD=%s %s -s -- %s helper alloc 2>&1",
 			     variant->preload, somrun_path(), self_exe),

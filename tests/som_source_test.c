@@ -625,8 +625,8 @@ static int capture(const char *cmd, char *out, size_t size)
 
 /*
  * somctl's views: status --json agrees with sysfs, ps finds this process
- * with its entries, add --wait waits for the zeroing, and the errors say
- * what went wrong.
+ * with its entries (options before or after the arguments), add --wait
+ * waits for the zeroing, and the errors say what went wrong.
  */
 TEST_F(source, somctl_reports_pool_and_processes)
 {
@@ -664,6 +664,13 @@ TEST_F(source, somctl_reports_pool_and_processes)
 	snprintf(want, sizeof(want), "\"pid\": %d, ", getpid());
 	EXPECT_NE(NULL, strstr(out, want));
 	EXPECT_NE(NULL, strstr(out, "\"entries\": {\"1g\": 0, \"2m\": 1, \"4k\": 0}"));
+	/* Options after the arguments, and before the command. */
+	snprintf(cmd, sizeof(cmd), "somctl ps %d --json", getpid());
+	ASSERT_EQ(0, capture(cmd, out, sizeof(out)));
+	EXPECT_EQ('[', out[0]);
+	EXPECT_NE(NULL, strstr(out, want));
+	ASSERT_EQ(0, capture("somctl --json status", out, sizeof(out)));
+	EXPECT_EQ(0, strncmp(out, "{\"pool\": {", 10));
 	munmap(p, 4 * MiB);
 	EXPECT_NE(0, capture("somctl ps 1073741800 2>&1", out, sizeof(out)));
 	EXPECT_NE(NULL, strstr(out, "no such process"));
@@ -682,8 +689,12 @@ TEST_F(source, somctl_reports_pool_and_processes)
 	EXPECT_NE(0, capture("somctl remove no-such-source 2>&1", out,
 			     sizeof(out)));
 	EXPECT_NE(NULL, strstr(out, "no such source"));
-	EXPECT_NE(0, capture("somctl frobnicate 2>&1", out, sizeof(out)));
+	/* Usage errors: exit status 2, nothing done. */
+	EXPECT_EQ(2, WEXITSTATUS(capture("somctl frobnicate 2>&1", out,
+					 sizeof(out))));
 	EXPECT_NE(NULL, strstr(out, "usage:"));
+	EXPECT_EQ(2, WEXITSTATUS(capture("somctl add reserved 1G@4G --node 1 2>&1",
+					 out, sizeof(out))));
 }
 
 TEST_HARNESS_MAIN

@@ -13,7 +13,7 @@ static const char *const counters[] = {
 	"gib_assembled", "compact_failed", "blocks_moved", "bytes_copied",
 };
 
-void compact_cmd(void)
+void compact_cmd(const struct cmdline *cl)
 {
 	unsigned long long before[4], after[4];
 	struct timespec t0, t1;
@@ -21,13 +21,15 @@ void compact_cmd(void)
 	double secs;
 	unsigned int i;
 
+	(void)cl;
+	need_sysfs();
 	for (i = 0; i < 4; i++) {
 		snprintf(path, sizeof(path), MIGRATION "%s", counters[i]);
 		before[i] = read_u64(path);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (!write_str(MIGRATION "compact", "1"))
-		die("compact: %s", errno == EPERM ?
+		die("compact: %s", denied(errno) ?
 		    "permission denied (CAP_SYS_ADMIN is needed)" :
 		    strerror(errno));
 	clock_gettime(CLOCK_MONOTONIC, &t1);

@@ -70,24 +70,23 @@ static void print_one(int pid, const struct som_proc_usage *u, int json,
 	       (unsigned long long)u->entries_4k);
 }
 
-void ps_cmd(int argc, char **argv)
+void ps_cmd(const struct cmdline *cl)
 {
 	struct som_proc_usage u;
-	int dev, json = 0, i, n = 0, err, failed = 0, denied = 0;
+	int dev, json = !!(cl->given & OPT_JSON), i, n = 0, err, failed = 0;
+	int hidden = 0;
 	struct dirent *de;
 	char *end;
 	DIR *d;
 
-	if (argc > 1 && !strcmp(argv[1], "--json")) {
-		json = 1;
-		argc--;
-		argv++;
-	}
-	for (i = 1; i < argc; i++) {
-		long pid = strtol(argv[i], &end, 10);
+	for (i = 0; i < cl->nargs; i++) {
+		long pid;
 
-		if (*end || pid <= 0 || pid > 0x3fffffff)
-			die("'%s': not a process id", argv[i]);
+		errno = 0;
+		pid = strtol(cl->args[i], &end, 10);
+		if (errno || !isdigit((unsigned char)cl->args[i][0]) || *end ||
+		    pid <= 0 || pid > 0x3fffffff)
+			usage_error("'%s': not a process id", cl->args[i]);
 	}
 	dev = open_som();
 	if (json)
@@ -95,16 +94,16 @@ void ps_cmd(int argc, char **argv)
 	else
 		printf("%8s %-16s %8s %12s %12s %8s %8s %8s\n", "pid", "command",
 		       "mappings", "som", "mapped", "1G", "2M", "4K");
-	if (argc > 1) {
+	if (cl->nargs) {
 		/* The processes named: each must answer. */
-		for (i = 1; i < argc; i++) {
-			int pid = (int)strtol(argv[i], NULL, 10);
+		for (i = 0; i < cl->nargs; i++) {
+			int pid = (int)strtol(cl->args[i], NULL, 10);
 
 			err = usage_of(dev, pid, &u);
 			if (err) {
 				fprintf(stderr, "%s: %d: %s\n", prog, pid,
 					err == ESRCH ? "no such process" :
-					err == EPERM ? "permission denied (CAP_SYS_PTRACE is needed)" :
+					denied(err) ? "permission denied (CAP_SYS_PTRACE is needed)" :
 					strerror(err));
 				failed = 1;
 				continue;
@@ -122,7 +121,7 @@ void ps_cmd(int argc, char **argv)
 			if (*end || pid <= 0)
 				continue;
 			err = usage_of(dev, (int)pid, &u);
-			denied += err == EPERM;
+			hidden += denied(err);
 			if (err || !u.mappings)
 				continue;
 			print_one((int)pid, &u, json, !n++);
@@ -132,9 +131,9 @@ void ps_cmd(int argc, char **argv)
 	if (json)
 		printf("%s]\n", n ? "\n" : "");
 	close(dev);
-	if (denied) {
+	if (hidden) {
 		fprintf(stderr, "%s: %d processes not shown: CAP_SYS_PTRACE is needed to see other processes\n",
-			prog, denied);
+			prog, hidden);
 		failed = 1;
 	}
 	if (failed)

@@ -9,30 +9,58 @@
 #define DAX_BUS "/sys/bus/dax"
 #define GIB (1ULL << 30)
 
+/* The options, each a bit of struct cmdline's @given. */
+#define OPT_JSON	(1U << 0)
+#define OPT_WATCH	(1U << 1)
+#define OPT_COUNT	(1U << 2)
+#define OPT_NODE	(1U << 3)
+#define OPT_UNMOVABLE	(1U << 4)
+#define OPT_NAME	(1U << 5)
+#define OPT_WAIT	(1U << 6)
+
+/*
+ * A command line, options and arguments apart: options may come before
+ * the command, after it, or between its arguments. Each command checks
+ * its arguments before it opens anything.
+ */
+struct cmdline {
+	const char *cmd;
+	char **args;		/* the command's arguments, in order */
+	int nargs;
+	unsigned int given;	/* OPT_* */
+	int watch;		/* --watch[=SECONDS] */
+	int count;		/* --count=N */
+	int node;		/* --node N */
+	const char *name;	/* --name NAME */
+};
+
 extern const char *prog;
 
 /* somctl.c */
 void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
-void usage(void) __attribute__((noreturn));
+void usage_error(const char *fmt, ...)
+	__attribute__((noreturn, format(printf, 1, 2)));
+int denied(int err);
 const char *why(int err, int kind);
 int open_som(void);
+void need_sysfs(void);
 int read_line(const char *path, char *buf, size_t len);
 int write_str(const char *path, const char *s);
 unsigned long long read_u64(const char *path);
-int parse_size(const char *s, unsigned long long *out);
 void gib_str(unsigned long long bytes, char *buf, size_t len);
 
 /* status.c */
-void status_cmd(int argc, char **argv);
+void status_cmd(const struct cmdline *cl);
 
 /* procs.c */
-void ps_cmd(int argc, char **argv);
+void ps_cmd(const struct cmdline *cl);
 
 /* sources.c */
-void add_cmd(int argc, char **argv);
-void remove_cmd(const char *name);
+int source_name_ok(const char *name);
+void add_cmd(const struct cmdline *cl);
+void remove_cmd(const struct cmdline *cl);
 
 /* compact.c */
-void compact_cmd(void);
+void compact_cmd(const struct cmdline *cl);
 
 #endif

@@ -8,7 +8,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +19,7 @@
 
 #include <linux/som.h>
 
+#include "parse.h"
 #include "somctl.h"
 
 #ifndef MFD_HUGE_1GB
@@ -115,8 +115,6 @@ static void add_dax(int som, struct som_source_args *args, const char *dev)
 	char path[PATH_MAX], drv[64];
 	int err;
 
-	if (strlen(dev) >= sizeof(args->name))
-		die("%s: name too long", dev);
 	snprintf(path, sizeof(path), DAX_BUS "/devices/%s", dev);
 	if (access(path, F_OK))
 		die("%s: no such dax device (ls %s/devices)", dev, DAX_BUS);
@@ -140,6 +138,7 @@ static void add_dax(int som, struct som_source_args *args, const char *dev)
 		    drv);
 	if (*drv && !dax_bind(dev, "device_dax", 0))
 		die("%s: cannot unbind from device_dax: %s", dev,
+		    denied(errno) ? "permission denied (root is needed)" :
 		    strerror(errno));
 	err = do_ioctl_add(som, args);
 	if (err) {
@@ -163,8 +162,6 @@ static void add_hugetlb(int som, struct som_source_args *args,
 		    errno == EINVAL ? "this kernel has no 1 GiB hugetlb pages (boot with hugepagesz=1G)" :
 		    strerror(errno));
 	if (node >= 0) {
-		if (node >= 1024)
-			die("bad node %d", node);
 		mask[node / (8 * sizeof(long))] |= 1UL << (node % (8 * sizeof(long)));
 		if (syscall(SYS_set_mempolicy, MPOL_BIND, mask, 1024 + 1))
 			die("node %d: %s", node, strerror(errno));
@@ -182,113 +179,148 @@ static void add_hugetlb(int som, struct som_source_args *args,
 		die("add hugetlb: %s", why(err, SOM_SOURCE_HUGETLB));
 }
 
-void add_cmd(int argc, char **argv)
+/* What the kernel takes as a source's name (SOM_IOC_SOURCE_ADD). */
+int source_name_ok(const char *name)
 {
-	static const struct option opts[] = {
-		{ "node", required_argument, NULL, 'n' },
-		{ "unmovable", no_argument, NULL, 'u' },
-		{ "name", required_argument, NULL, 'N' },
-		{ "wait", no_argument, NULL, 'w' },
-		{ NULL, 0, NULL, 0 },
+	const char *c;
+
+	if (!*name || strlen(name) >= SOM_SOURCE_NAME_LEN ||
+	    !strcmp(name, ".") || !strcmp(name, ".."))
+		return 0;
+	for (c = name; *c; c++)
+		if (!isalnum((unsigned char)*c) && !strchr(".-_:@", *c))
+			return 0;
+	return 1;
+}
+
+/* A number of GiB for hugetlb and buddy. */
+static unsigned long long parse_gib(const char *what)
+{
+	unsigned long long gib;
+	char *end;
+
+	errno = 0;
+	gib = strtoull(what, &end, 10);
+	if (errno || !isdigit((unsigned char)*what) || *end || !gib ||
+	    gib > (1ULL << 33))
+		usage_error("'%s': give a number of GiB", what);
+	return gib;
+}
+
+/* SIZE@START, both whole GiB: into @args. */
+static void parse_range(char *what, struct som_source_args *args)
+{
+	char *at = strchr(what, '@');
+
+	if (!at)
+		usage_error("'%s': expected SIZE@START, e.g. 2G@4G", what);
+	*at = '\0';
+	if (som_parse_size(what, &args->size) ||
+	    som_parse_size(at + 1, &args->start))
+		usage_error("'%s@%s': expected SIZE@START, e.g. 2G@4G", what,
+			    at + 1);
+	*at = '@';
+	if (!args->size || args->size % GIB || args->start % GIB)
+		usage_error("'%s': SIZE and START must be whole GiB, SIZE not 0",
+			    what);
+}
+
+void add_cmd(const struct cmdline *cl)
+{
+	static const char *const kinds[] = {
+		[SOM_SOURCE_RESERVED] = "reserved",
+		[SOM_SOURCE_HUGETLB] = "hugetlb",
+		[SOM_SOURCE_BUDDY] = "buddy",
+		[SOM_SOURCE_DAX] = "dax",
 	};
 	struct som_source_args args;
-	const char *kind, *what;
 	unsigned long long gib = 0;
-	int c, node = -1, err, som, wait = 0;
-	char *end;
-	long v;
+	const char *kind = cl->args[0];
+	char *what = cl->args[1];
+	int err, som;
 
 	memset(&args, 0, sizeof(args));
 	args.fd = -1;
 	args.node = -1;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 'n':
-			errno = 0;
-			v = strtol(optarg, &end, 10);
-			if (errno || end == optarg || *end || v < 0 || v >= 1024)
-				die("bad node '%s'", optarg);
-			node = v;
+	for (args.kind = SOM_SOURCE_RESERVED; args.kind <= SOM_SOURCE_DAX;
+	     args.kind++)
+		if (!strcmp(kind, kinds[args.kind]))
 			break;
-		case 'u':
-			args.flags |= SOM_SOURCE_UNMOVABLE;
-			break;
-		case 'w':
-			wait = 1;
-			break;
-		case 'N':
-			if (strlen(optarg) >= sizeof(args.name))
-				die("name too long (at most %zu characters)",
-				    sizeof(args.name) - 1);
-			strcpy(args.name, optarg);
-			break;
-		default:
-			usage();
-		}
+	if (args.kind > SOM_SOURCE_DAX)
+		usage_error("'%s': no such kind (reserved, hugetlb, buddy or dax)",
+			    kind);
+	if (cl->given & OPT_UNMOVABLE)
+		args.flags |= SOM_SOURCE_UNMOVABLE;
+	if ((cl->given & OPT_NODE) && args.kind != SOM_SOURCE_HUGETLB &&
+	    args.kind != SOM_SOURCE_BUDDY)
+		usage_error("--node: only for hugetlb and buddy (a %s range's node is where it is)",
+			    kind);
+	if (cl->given & OPT_NAME) {
+		if (args.kind == SOM_SOURCE_DAX)
+			usage_error("--name: a dax source is named after its device");
+		if (!source_name_ok(cl->name))
+			usage_error("--name %s: at most %d letters, digits and .-_:@",
+				    cl->name, SOM_SOURCE_NAME_LEN - 1);
+		strcpy(args.name, cl->name);
 	}
-	if (argc - optind != 2)
-		usage();
-	kind = argv[optind];
-	what = argv[optind + 1];
-	if (strcmp(kind, "reserved") && strcmp(kind, "dax")) {
-		errno = 0;
-		gib = strtoull(what, &end, 10);
-		if (errno || !isdigit((unsigned char)*what) || *end || !gib ||
-		    gib > (1ULL << 33))
-			die("'%s': give a number of GiB", what);
+	switch (args.kind) {
+	case SOM_SOURCE_RESERVED:
+		parse_range(what, &args);
+		break;
+	case SOM_SOURCE_HUGETLB:
+	case SOM_SOURCE_BUDDY:
+		gib = parse_gib(what);
+		break;
+	case SOM_SOURCE_DAX:
+		if (!source_name_ok(what))
+			usage_error("'%s': not a dax device name (e.g. dax0.0)",
+				    what);
+		break;
 	}
+
 	/* Before anything changes: a missing module leaves nothing undone. */
 	som = open_som();
-
-	if (!strcmp(kind, "reserved")) {
-		char *at = strchr(what, '@');
-
-		args.kind = SOM_SOURCE_RESERVED;
-		if (!at)
-			die("'%s': expected SIZE@START, e.g. 2G@4G", what);
-		*at = '\0';
-		if (!parse_size(what, &args.size) ||
-		    !parse_size(at + 1, &args.start))
-			die("expected SIZE@START, e.g. 2G@4G");
+	switch (args.kind) {
+	case SOM_SOURCE_RESERVED:
 		err = do_ioctl_add(som, &args);
 		if (err)
 			die("add reserved: %s", why(err, args.kind));
-	} else if (!strcmp(kind, "hugetlb")) {
-		args.kind = SOM_SOURCE_HUGETLB;
-		add_hugetlb(som, &args, gib, node);
-	} else if (!strcmp(kind, "buddy")) {
-		args.kind = SOM_SOURCE_BUDDY;
-		args.node = node;
+		break;
+	case SOM_SOURCE_HUGETLB:
+		add_hugetlb(som, &args, gib, cl->node);
+		break;
+	case SOM_SOURCE_BUDDY:
+		args.node = cl->node;
 		args.size = gib * GIB;
 		err = do_ioctl_add(som, &args);
 		if (err)
 			die("add buddy: %s", why(err, args.kind));
-	} else if (!strcmp(kind, "dax")) {
-		args.kind = SOM_SOURCE_DAX;
+		break;
+	case SOM_SOURCE_DAX:
 		add_dax(som, &args, what);
-	} else {
-		usage();
+		break;
 	}
 	close(som);
 	printf("%s\n", args.name);
-	if (wait)
+	if (cl->given & OPT_WAIT)
 		wait_zeroed();
 }
 
-void remove_cmd(const char *name)
+void remove_cmd(const struct cmdline *cl)
 {
+	const char *name = cl->args[0];
 	struct som_source_name arg;
 	char path[PATH_MAX], kind[16] = "";
 	int fd;
 
+	if (!source_name_ok(name))
+		usage_error("'%s': not a source name (at most %d letters, digits and .-_:@)",
+			    name, SOM_SOURCE_NAME_LEN - 1);
 	memset(&arg, 0, sizeof(arg));
-	if (strlen(name) >= sizeof(arg.name))
-		die("%s: no such source", name);
 	strcpy(arg.name, name);
+	fd = open_som();
 	snprintf(path, sizeof(path), SYSFS "/sources/%s/kind", name);
 	read_line(path, kind, sizeof(kind));
-	fd = open_som();
 	if (ioctl(fd, SOM_IOC_SOURCE_REMOVE, &arg))
 		die("remove %s: %s", name, why(errno, -1));
 	close(fd);
@@ -297,4 +329,3 @@ void remove_cmd(const char *name)
 		fprintf(stderr, "%s: removed, but binding %s to device_dax again failed: %s\n",
 			prog, name, strerror(errno));
 }
-

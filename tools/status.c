@@ -6,7 +6,6 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -192,42 +191,13 @@ static void print_json(void)
 	printf("%s]}\n", nr ? "\n " : "");
 }
 
-void status_cmd(int argc, char **argv)
+void status_cmd(const struct cmdline *cl)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "watch", optional_argument, NULL, 'w' },
-		{ "count", required_argument, NULL, 'c' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c, json = 0, watch = 0, count = -1, n;
-	char *end;
+	int json = !!(cl->given & OPT_JSON), watch = cl->watch, n;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			json = 1;
-			break;
-		case 'w':
-			watch = optarg ? (int)strtol(optarg, &end, 10) : 2;
-			if (watch <= 0 || (optarg && *end))
-				die("--watch=%s: a number of seconds", optarg);
-			break;
-		case 'c':
-			count = (int)strtol(optarg, &end, 10);
-			if (count <= 0 || *end)
-				die("--count=%s: a positive number", optarg);
-			break;
-		default:
-			usage();
-		}
-	}
-	if (optind != argc)
-		usage();
-	if (access(SYSFS, F_OK))
-		die("%s not found: is the som module loaded? (modprobe som)",
-		    SYSFS);
+	if ((cl->given & OPT_COUNT) && !watch)
+		usage_error("--count=%d: only with --watch", cl->count);
+	need_sysfs();
 	for (n = 0;; n++) {
 		/* On a terminal, each round replaces the last. */
 		if (watch && isatty(STDOUT_FILENO))
@@ -237,7 +207,7 @@ void status_cmd(int argc, char **argv)
 		else
 			print_table();
 		fflush(stdout);
-		if (!watch || (count > 0 && n + 1 >= count))
+		if (!watch || (cl->count && n + 1 >= cl->count))
 			break;
 		sleep(watch);
 		if (!isatty(STDOUT_FILENO) && !json)

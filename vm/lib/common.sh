@@ -23,7 +23,7 @@ SOM_TOOLS_DIR=${SOM_TOOLS_DIR:-$REPO/tools}
 SOM_SOMRUN_DIR=${SOM_SOMRUN_DIR:-$REPO/somrun}
 SOM_UAPI_DIR=${SOM_UAPI_DIR:-$REPO/include/uapi}
 
-# The kernel series we target (see DESIGN.md, "Kernel facts").
+# The kernel series we target (see Documentation/kernel-facts.md).
 SOM_KERNEL_SERIES=6.12
 
 # Progress messages go to stderr so that stdout stays clean for results.

@@ -4,8 +4,10 @@
 #
 #   host_install   `make install` into a scratch DESTDIR (PREFIX=/usr), the
 #                  module built against the 6.12 headers: every file where
-#                  it belongs, and a program built from the installed
-#                  header, library and pkg-config file.
+#                  it belongs, a program built from the installed
+#                  header, library and pkg-config file, libsom.so.0
+#                  exporting exactly libsom.map's symbols (at LIBSOM_0.1),
+#                  and the header's version macros equal to the .pc's.
 #   host_dkms      the module's DKMS source tree, built by dkms against the
 #                  6.12 headers in a private DKMS tree (nothing registered
 #                  on this host).
@@ -48,10 +50,22 @@ host_install() {
 			"$REPO/libsom/examples/jemalloc_arena.c" \
 			$(PKG_CONFIG_PATH=$dest/usr/lib/pkgconfig pkg-config \
 			  --define-variable=prefix="$dest/usr" --cflags --libs libsom) \
-			-ljemalloc -ldl -lpthread
+			-ljemalloc -ldl -lpthread &&
+		# The library's API and nothing else: libsom.map's symbols.
+		nm -D --defined-only "$dest/usr/lib/libsom.so.0" |
+			awk '$2 == "T" { print $3 }' | sort >"$SOM_OUT/libsom.exported" &&
+		sed -n 's/^[[:space:]]*\(som_[a-z_0-9]*\);$/\1@@LIBSOM_0.1/p' \
+			"$REPO/libsom/libsom.map" | sort >"$SOM_OUT/libsom.api" &&
+		diff -u "$SOM_OUT/libsom.api" "$SOM_OUT/libsom.exported" &&
+		# The header's version is the pkg-config file's.
+		printf '#include <libsom.h>\nLIBSOM_VERSION_MAJOR.LIBSOM_VERSION_MINOR.LIBSOM_VERSION_PATCH\n' |
+			gcc -E -P -I"$dest/usr/include" - | tail -n 1 | tr -d ' ' \
+			>"$SOM_OUT/libsom.hversion" &&
+		PKG_CONFIG_PATH=$dest/usr/lib/pkgconfig pkg-config --modversion libsom |
+			diff -u "$SOM_OUT/libsom.hversion" -
 	) >"$log" 2>&1 || rc=1
 	((rc == 0)) || tail -20 "$log"
-	_host_result $rc "make install: ${#want[@]} files in place, example built with pkg-config"
+	_host_result $rc "make install: ${#want[@]} files in place, example built with pkg-config, libsom's symbols and version"
 }
 
 host_dkms() {

@@ -9,7 +9,8 @@
 #   SOM_VM_SMP           guest CPUs (2)
 #   SOM_VM_NODES         NUMA nodes (2): RAM and CPUs split evenly, so
 #                        node 0 is 0-2 and 4-10 GiB, node 1 10-18 GiB
-#   SOM_VM_CPU           -cpu model (qemu64,+pdpe1gb; not `max`, see DESIGN)
+#   SOM_VM_CPU           -cpu model (qemu64,+pdpe1gb; not `max`: 6.12 under
+#                        multi-threaded TCG oopses at boot now and then)
 #   SOM_VM_RESERVE_SIZE  size of the memmap= reservation (2G)
 #   SOM_VM_RESERVE_BASE  its physical start (4G); the guest gets it as
 #                        SOM_RANGES=<size>@<base>

@@ -202,10 +202,14 @@ struct som_source_name {
 /*
  * SOM_IOC_SOURCE_REMOVE, on /dev/som, CAP_SYS_ADMIN: take a source's
  * chunks out of the pool and give the memory back to where it came from.
- * All or nothing. The memory leaves the pool zeroed. Errors: EPERM,
- * EFAULT, EINVAL, ENOENT (no such source), EBUSY (some of its memory is
- * allocated, or the pool's other chunks of the same node and kind could
- * not cover what mappings have reserved there).
+ * Memory of it in use is moved to the rest of the pool first, while its
+ * owners run. All or nothing (blocks already moved stay where they went).
+ * The memory leaves the pool zeroed. Errors: EPERM, EFAULT, EINVAL,
+ * ENOENT (no such source), ENOSPC (the rest of the pool, on the nodes
+ * the owners' policies allow, has no room for the memory in use), EBUSY
+ * (an unmovable chunk of it is in use; or the pool's other chunks of the
+ * same node and kind could not cover what mappings have reserved there;
+ * or an owner stayed half way through munmap() for a second), EINTR.
  */
 #define SOM_IOC_SOURCE_REMOVE	_IOW(SOM_IOCTL_BASE, 0x04, struct som_source_name)
 
