@@ -475,11 +475,26 @@ def plots(outdir, summary, sizes, backings, nruns, churn, memcached):
                                  gridspec_kw={"width_ratios": [4, 2, 2]})
         col = {"som-2m": COLOR["som"], "som-1g": COLOR["som"],
                "thp-2m": COLOR["thp"], "hugetlb-1g": COLOR["hugetlb"]}
-        vbars(axes[0], [(f"{c['kind'].replace('-', ' ')}\nx{c['ops']}",
-                         c["ops_per_s_zeroing"], col[c["kind"]])
-                        for c in churn.values()],
-              lambda v: f"{v:,.0f}", log=True)
-        axes[0].set_title("allocate, write, free: ops/s, zeroing included")
+        ax = axes[0]
+        for x, c in enumerate(churn.values()):
+            for dx, key, alpha, label in (
+                    (-0.2, "ops_per_s", 0.4, "wall clock"),
+                    (0.2, "ops_per_s_zeroing", 1.0, "zeroing included")):
+                st = c[key]
+                ax.bar(x + dx, st["median"], 0.4, color=col[c["kind"]],
+                       alpha=alpha, yerr=whiskers(st),
+                       label=label if x == 0 else None,
+                       error_kw={"elinewidth": 0.6, "capsize": 1})
+                ax.annotate(f"{st['median']:,.0f}", (x + dx, st["max"]),
+                            ha="center", va="bottom", fontsize=5)
+        ax.set_xticks(range(len(churn)))
+        ax.set_xticklabels([f"{c['kind'].replace('-', ' ')}\nx{c['ops']}"
+                            for c in churn.values()])
+        ax.set_yscale("log")
+        lo, hi = ax.get_ylim()
+        ax.set_ylim(lo, hi * 3)
+        ax.legend(frameon=False, loc="upper right")
+        ax.set_title("allocate, write, free: ops/s")
         for ax, key, title in ((axes[1], "ops_per_s", "memcached ops/s"),
                                (axes[2], "p99_us", "memcached p99, us")):
             vbars(ax, [(name, memcached[a][key], color) for a, name, color in
