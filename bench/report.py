@@ -154,6 +154,11 @@ def entry_name(s):
     return names.get(s["median"], "mixed")
 
 
+def rate_cell(s):
+    """A rate: one decimal under 10 per second."""
+    return cell(s, 1 if s and s["median"] < 10 else 0)
+
+
 def churn_runs(churn):
     """Every som allocate/free run's raw line."""
     return [d for c in churn.values() if c["som"] for d in c["runs"]]
@@ -275,8 +280,8 @@ def table(summary, sizes, backings, nruns, churn, memcached, info, touches):
           "ops/s, zeroing incl.".rjust(24) + "zeroed in faults, %".rjust(22) +
           "faults per op".rjust(16))
         for key, c in churn.items():
-            p(c["label"].ljust(58) + cell(c["ops_per_s"], 0).rjust(22) +
-              cell(c["ops_per_s_zeroing"], 0).rjust(24) +
+            p(c["label"].ljust(58) + rate_cell(c["ops_per_s"]).rjust(22) +
+              rate_cell(c["ops_per_s_zeroing"]).rjust(24) +
               (cell(c["fault_zeroed_pct"], 0) if c["som"] else "all")
               .rjust(22) +
               cell(c["faults_per_op"], 0).rjust(16))
