@@ -47,6 +47,7 @@ CHURN = {
     "hugetlb-1g": "hugetlb 1 GiB (mmap, write, munmap)",
 }
 GIB = 1 << 30
+MIB = 1 << 20
 
 
 def parse(path):
@@ -95,7 +96,11 @@ def touch_metrics(runs, som_runs):
         som = som_runs.get(r["run"])
         # -1: not known in this run (hugetlb pages allocated in another)
         sp = r["struct_page_bytes"]
-        meta = sp + r["xa_bytes"] + r["pool_meta_bytes"]
+        som_backing = r["backing"].startswith("som")
+        # som: sysfs, the pool's share plus the mapping's region and its
+        # table; the others: the xarray nodes slabinfo saw (memfd)
+        meta = sp + r["pool_meta_bytes"] + (
+            r["region_meta_bytes"] if som_backing else r["xa_bytes"])
         m = {
             "faults_per_gib": r["faults"] / gib,
             "first_touch_s": r["touch_ns"] / 1e9,
@@ -110,6 +115,9 @@ def touch_metrics(runs, som_runs):
             "gups_mupdates_per_s": r["gups_ops"] / r["gups_ns"] * 1e3,
             "entry_bytes": r["entry"],
         }
+        if som_backing:
+            m["region_metadata_bytes_per_gib"] = r["region_meta_bytes"] / gib
+            m["fault_zeroed_mib_per_gib"] = r["zf_bytes"] / MIB / gib
         if som:
             m["first_touch_vs_som"] = r["touch_ns"] / som["touch_ns"]
             m["gups_vs_som"] = (r["gups_ops"] / r["gups_ns"]) / (
@@ -146,6 +154,16 @@ def entry_name(s):
     return names.get(s["median"], "mixed")
 
 
+def rate_cell(s):
+    """A rate: one decimal under 10 per second."""
+    return cell(s, 1 if s and s["median"] < 10 else 0)
+
+
+def churn_runs(churn):
+    """Every som allocate/free run's raw line."""
+    return [d for c in churn.values() if c["som"] for d in c["runs"]]
+
+
 def ratio_cell(s):
     if s is None:
         return "-"
@@ -159,6 +177,8 @@ ROWS = [
     ("mapped with entries of", "entry_bytes", entry_name),
     ("first touch, s", "first_touch_s", lambda s: cell(s, 3)),
     ("  vs som pre-zeroed", "first_touch_vs_som", ratio_cell),
+    ("zeroed in fault, MiB/GiB", "fault_zeroed_mib_per_gib",
+     lambda s: cell(s)),
     ("page-table bytes per GiB", "page_table_bytes_per_gib", lambda s: cell(s)),
     ("metadata bytes per GiB", "metadata_bytes_per_gib", lambda s: cell(s)),
     ("free (munmap), ms", "free_ms", lambda s: cell(s, 1)),
@@ -168,7 +188,22 @@ ROWS = [
 ]
 
 
-def table(summary, sizes, backings, nruns, churn, memcached, info):
+def xa_check(touches):
+    """som's region tables by sysfs against the xarray nodes slabinfo saw:
+    (runs, [runs that disagree])."""
+    som = [d for d in touches if d["backing"].startswith("som")]
+    bad = [d for d in som
+           if d["region_table_bytes"] != d["xa_nodes"] * d["xa_node_bytes_sysfs"]]
+    return len(som), bad
+
+
+def zero_rate(runs, who):
+    """CPU ms per GiB of each run's zeroing by the worker or in faults."""
+    return stat([r[f"z{who}_ns"] / 1e6 / (r[f"z{who}_bytes"] / GIB)
+                 for r in runs if r.get(f"z{who}_bytes", 0) > 0])
+
+
+def table(summary, sizes, backings, nruns, churn, memcached, info, touches):
     def counted(f):
         """A cell that also says its run count when it is not every run."""
         def g(s):
@@ -197,17 +232,43 @@ def table(summary, sizes, backings, nruns, churn, memcached, info):
     p()
     memmap = info.get("memmap_per_gib")
     memmap = f"{memmap:,}" if isinstance(memmap, int) else "?"
+    pool_meta, pool = info.get("pool_meta_bytes"), info.get("pool_bytes")
+    pool_meta = (f"{pool_meta:,} bytes for {pool // GIB} GiB"
+                 if isinstance(pool_meta, int) and isinstance(pool, int)
+                 and pool > 0 else "?")
+    objsize = info.get("radix_objsize")
+    nsom, bad = xa_check(touches)
+    if bad:
+        check = ("cross-check FAILED: sysfs's region table and the xarray "
+                 "nodes in /proc/slabinfo disagree in " + ", ".join(
+                     f"{d['backing']} {d['gib']} GiB run {d['run']} "
+                     f"({d['region_table_bytes']:,} bytes, "
+                     f"{d['xa_nodes']} nodes)" for d in bad) + ".")
+    else:
+        check = (f"Cross-check: in all {nsom} som measurements the table "
+                 "sysfs counts is the xarray nodes /proc/slabinfo saw the "
+                 "mapping add, node for node.")
     for note in (
             "faults: minor faults of the write loop (getrusage). Page-table "
             "bytes: VmPTE before and after it.",
+            "zeroed in fault: som only (the kernel's backings zero all of "
+            "it in the fault): what the process zeroed itself (sysfs "
+            "zero_fault_bytes) because the worker had not reached that "
+            "memory yet.",
             "metadata: struct page (the memmap per GiB of RAM, measured from "
-            f"/proc/vmstat: {memmap} bytes), xarray nodes the mapping added "
-            "(memfd's page cache, som's region table; /proc/slabinfo, exact "
-            "with slab_debug=F,radix_tree_node), som's pool metadata "
-            "(sysfs metadata_bytes per GiB of pool). hugetlb: the struct "
-            "page HVO leaves, measured from the memmap counters as each "
-            "page was allocated (once per page: they are kept, see "
-            "Documentation/kernel-facts.md).",
+            f"/proc/vmstat: {memmap} bytes); memfd: plus the xarray nodes of "
+            "its page cache (/proc/slabinfo, exact with "
+            "slab_debug=F,radix_tree_node). som, all of it from sysfs: the "
+            "pool's and sources' part of metadata_bytes per GiB of pool "
+            f"({pool_meta}) plus region_metadata_bytes read while mapped (the "
+            "mapping's region, its counters and its table: xarray nodes at "
+            f"576 bytes, sizeof(struct xa_node); the slab spends {objsize} on "
+            f"each, {objsize - 576 if isinstance(objsize, int) else '?'} more, "
+            "about 70 bytes per GiB mapped, not in the figure). Not counted "
+            "for any backing: the VMA, file and inode. " + check +
+            " hugetlb: the struct page HVO leaves, measured from the memmap "
+            "counters as each page was allocated (once per page: they are "
+            "kept, see Documentation/kernel-facts.md).",
             "re-zeroed: som only; som cold's figure would include the rest "
             "of its pool, still dirty.",
             "random updates: 8-byte read-modify-writes at random over the "
@@ -215,30 +276,58 @@ def table(summary, sizes, backings, nruns, churn, memcached, info):
         p(textwrap.fill(note, 100, subsequent_indent="  "))
     if churn:
         p()
-        p("Allocate, write once, free".ljust(48) + "ops/s".rjust(26) +
+        p("Allocate, write once, free".ljust(58) + "ops/s".rjust(22) +
+          "ops/s, zeroing incl.".rjust(24) + "zeroed in faults, %".rjust(22) +
           "faults per op".rjust(16))
-        for kind in CHURN:
-            if kind not in churn:
-                continue
-            c = churn[kind]
-            p(CHURN[kind].ljust(48) + cell(c["ops_per_s"], 0).rjust(26) +
+        for key, c in churn.items():
+            p(c["label"].ljust(58) + rate_cell(c["ops_per_s"]).rjust(22) +
+              rate_cell(c["ops_per_s_zeroing"]).rjust(24) +
+              (cell(c["fault_zeroed_pct"], 0) if c["som"] else "all")
+              .rjust(22) +
               cell(c["faults_per_op"], 0).rjust(16))
+        for note in (
+                "ops/s: wall-clock, in one process. zeroing incl.: ops over "
+                "the loop's time plus the CPU time the zeroing worker spent "
+                "until the pool was all zeroed again (sysfs zero_worker_ns); "
+                "som's loops start from an all-zeroed pool. The kernel's "
+                "backings zero in the fault: their two rates are the same "
+                "figure. zeroed in faults: of the bytes the loop allocated, "
+                "what its faults zeroed themselves (zero_fault_bytes) because "
+                "the pre-zeroed memory had run out.",):
+            p(textwrap.fill(note, 100, subsequent_indent="  "))
+    som_runs = [d for d in touches if d["backing"].startswith("som")]
+    if som_runs:
+        p()
+        p("Zeroing som memory".ljust(58) + "CPU ms per GiB".rjust(22))
+        worker = zero_rate(som_runs + churn_runs(churn), "w")
+        fault = zero_rate([d for d in som_runs if d["backing"] == "som-cold"],
+                          "f")
+        p("by the worker, ahead of time".ljust(58) + cell(worker, 0).rjust(22))
+        if fault:
+            p("in the faults of som cold".ljust(58) + cell(fault, 0).rjust(22))
         z = summary.get("som", {})
         rates = [x for g in z for x in (z[g].get("zeroing_gib_per_s") or
                                         {"values": []})["values"]]
         if rates:
-            p("som pool zeroing worker, GiB/s (re-zeroing after free)".ljust(48)
-              + cell(stat(rates), 2).rjust(26))
+            p("worker re-zeroing after a free, GiB/s (wall clock)".ljust(58)
+              + cell(stat(rates), 2).rjust(22))
+        p(textwrap.fill(
+            "CPU ms per GiB: sysfs zero_*_ns over zero_*_bytes, the time "
+            "the memsets took, run by run. The worker's, over every som "
+            "measurement and som loop, is a kernel thread's CPU time, "
+            "charged to no process and outside the cgroup CPU controller; "
+            "the faults' is the faulting process's own.", 100,
+            subsequent_indent="  "))
     if memcached:
         p()
-        p("memcached, fixed load".ljust(48) + "ops/s".rjust(26) +
-          "p99 latency, us".rjust(26))
+        p("memcached, fixed load".ljust(58) + "ops/s".rjust(22) +
+          "p99 latency, us".rjust(22))
         for alloc, label in (("glibc", "glibc malloc (THP)"),
                              ("som", "under somrun (som)")):
             if alloc in memcached:
                 m = memcached[alloc]
-                p(label.ljust(48) + cell(m["ops_per_s"], 0).rjust(26) +
-                  cell(m["p99_us"], 0).rjust(26))
+                p(label.ljust(58) + cell(m["ops_per_s"], 0).rjust(22) +
+                  cell(m["p99_us"], 0).rjust(22))
         load = memcached.get("load")
         if load:
             p(f"  load: {load}")
@@ -391,10 +480,26 @@ def plots(outdir, summary, sizes, backings, nruns, churn, memcached):
                                  gridspec_kw={"width_ratios": [4, 2, 2]})
         col = {"som-2m": COLOR["som"], "som-1g": COLOR["som"],
                "thp-2m": COLOR["thp"], "hugetlb-1g": COLOR["hugetlb"]}
-        vbars(axes[0], [(k.replace("-", " "), churn[k]["ops_per_s"], col[k])
-                        for k in CHURN if k in churn],
-              lambda v: f"{v:,.0f}", log=True)
-        axes[0].set_title("allocate, write, free: ops/s")
+        ax = axes[0]
+        for x, c in enumerate(churn.values()):
+            for dx, key, alpha, label in (
+                    (-0.2, "ops_per_s", 0.4, "wall clock"),
+                    (0.2, "ops_per_s_zeroing", 1.0, "zeroing included")):
+                st = c[key]
+                ax.bar(x + dx, st["median"], 0.4, color=col[c["kind"]],
+                       alpha=alpha, yerr=whiskers(st),
+                       label=label if x == 0 else None,
+                       error_kw={"elinewidth": 0.6, "capsize": 1})
+                ax.annotate(f"{st['median']:,.0f}", (x + dx, st["max"]),
+                            ha="center", va="bottom", fontsize=5)
+        ax.set_xticks(range(len(churn)))
+        ax.set_xticklabels([f"{c['kind'].replace('-', ' ')}\nx{c['ops']}"
+                            for c in churn.values()])
+        ax.set_yscale("log")
+        lo, hi = ax.get_ylim()
+        ax.set_ylim(lo, hi * 3)
+        ax.legend(frameon=False, loc="upper right")
+        ax.set_title("allocate, write, free: ops/s")
         for ax, key, title in ((axes[1], "ops_per_s", "memcached ops/s"),
                                (axes[2], "p99_us", "memcached p99, us")):
             vbars(ax, [(name, memcached[a][key], color) for a, name, color in
@@ -450,15 +555,26 @@ def main():
 
     churn = {}
     for kind in CHURN:
-        runs = [d for k, d in recs if k == "churn" and d["kind"] == kind]
-        if runs:
-            churn[kind] = {
+        for ops in sorted({d["ops"] for k, d in recs
+                           if k == "churn" and d["kind"] == kind}):
+            runs = [d for k, d in recs
+                    if k == "churn" and d["kind"] == kind and d["ops"] == ops]
+            som = kind.startswith("som")
+            churn[f"{kind}:{ops}"] = {
+                "kind": kind, "ops": ops, "som": som,
+                "label": f"{CHURN[kind]}, {ops:,} in a row",
                 "ops_per_s": stat([d["ops"] / (d["ns"] / 1e9) for d in runs]),
+                "ops_per_s_zeroing": stat([
+                    d["ops"] / ((d["ns"] + d.get("zw_ns", 0)) / 1e9)
+                    for d in runs]),
+                "fault_zeroed_pct": stat([
+                    100 * d.get("zf_bytes", 0) / (d["ops"] * d["bytes_per_op"])
+                    for d in runs]) if som else None,
                 "faults_per_op": stat([d["faults"] / d["ops"] for d in runs]),
                 "som_faults_per_op": stat([(d["som_pud"] + d["som_pmd"] +
                                             d["som_pte"]) / d["ops"]
                                            for d in runs]),
-                "ops": runs[0]["ops"],
+                "runs": runs,
             }
 
     memcached = {}
@@ -482,7 +598,8 @@ def main():
 
     skips = [d for k, d in recs if k in ("skip", "error")]
     os.makedirs(args.out, exist_ok=True)
-    text = table(summary, sizes, backings, nruns, churn, memcached, info)
+    text = table(summary, sizes, backings, nruns, churn, memcached, info,
+                 touches)
     if skips:
         text += "\nnot measured: " + "; ".join(
             " ".join(f"{k}={v}" for k, v in d.items()) for d in skips) + "\n"
@@ -496,7 +613,9 @@ def main():
             "config": config, "runs": nruns, "sizes_gib": sizes,
             "summary": {b: {str(g): v for g, v in s.items()}
                         for b, s in summary.items()},
-            "alloc_free": churn, "memcached": memcached, "skipped": skips,
+            "alloc_free": {k: {x: v for x, v in c.items() if x != "runs"}
+                           for k, c in churn.items()},
+            "memcached": memcached, "skipped": skips,
             "raw": [dict(d, kind=k) for k, d in recs],
         }, f, indent=1)
 
@@ -511,10 +630,12 @@ def main():
                         w.writerow(["touch", b, gib, key, s["n"], s["median"],
                                     s["min"], s["max"]])
         for kind, c in churn.items():
-            for key in ("ops_per_s", "faults_per_op", "som_faults_per_op"):
+            for key in ("ops_per_s", "ops_per_s_zeroing", "fault_zeroed_pct",
+                        "faults_per_op", "som_faults_per_op"):
                 s = c[key]
-                w.writerow(["alloc_free", kind, "", key, s["n"], s["median"],
-                            s["min"], s["max"]])
+                if s:
+                    w.writerow(["alloc_free", kind, "", key, s["n"],
+                                s["median"], s["min"], s["max"]])
         for alloc in ("glibc", "som"):
             for key, s in memcached.get(alloc, {}).items():
                 w.writerow(["memcached", alloc, "", key, s["n"], s["median"],

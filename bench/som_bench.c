@@ -25,7 +25,15 @@
  *	allocate, write once and free OPS times: som-2m, som-1g (libsom
  *	som_alloc/som_free), thp-2m (mmap over a reserved 2 MiB, and a
  *	PROT_NONE mmap over it to free), hugetlb-1g (mmap/munmap), for
- *	reference
+ *	reference.
+ *	som starts from a pre-zeroed pool; after the loop it waits until the
+ *	pool is zeroed again and reports what zeroing cost meanwhile, in the
+ *	loop's faults and in the worker (sysfs zero_*)
+ *
+ * som's metadata is sysfs metadata_bytes: the pool's and sources' part
+ * per GiB of pool, plus region_metadata_bytes, the mapping's region and
+ * its table, read while it is mapped. The xarray nodes /proc/slabinfo
+ * counts are a cross-check of the table (and memfd's page-cache figure).
  *
  * Environment: SOM_BENCH_GUPS_OPS, updates of the random loop (4194304);
  * SOM_BENCH_MEMMAP_PER_GIB, the memmap per GiB of RAM that "info" measured
@@ -56,6 +64,8 @@
 #define HUGE_1G		"/sys/kernel/mm/hugepages/hugepages-1048576kB/"
 #define RADIX_CACHE	"radix_tree_node"
 #define RADIX_DEBUG	"/sys/kernel/slab/radix_tree_node/sanity_checks"
+/* What som's sysfs counts per xarray node: sizeof(struct xa_node). */
+#define XA_NODE_BYTES	576
 
 #ifndef MAP_HUGE_1GB
 #define MAP_HUGE_1GB	(30 << MAP_HUGE_SHIFT)
@@ -73,6 +83,7 @@ struct mem {
 	long long memmap_delta;	/* memmap bytes their allocation changed */
 	long long entry;	/* entry size mapping all of it, or -1: mixed */
 	long long thp_bytes;	/* anonymous THP: bytes on 2 MiB entries */
+	long long region_open;	/* som: region_metadata_bytes once opened */
 };
 
 struct backing {
@@ -260,6 +271,31 @@ static long long som_wait_zeroed(int timeout_s)
 	return measure_ns() - t0;
 }
 
+/* What zeroing som memory has cost: sysfs zero_{worker,fault}_{bytes,ns}. */
+struct zero_cost {
+	long long worker_bytes, worker_ns, fault_bytes, fault_ns;
+};
+
+static void zero_cost_read(struct zero_cost *z)
+{
+	z->worker_bytes = som_stat("zero_worker_bytes");
+	z->worker_ns = som_stat("zero_worker_ns");
+	z->fault_bytes = som_stat("zero_fault_bytes");
+	z->fault_ns = som_stat("zero_fault_ns");
+}
+
+/* @z becomes what zeroing cost since it was read. */
+static void zero_cost_since(struct zero_cost *z)
+{
+	struct zero_cost now;
+
+	zero_cost_read(&now);
+	z->worker_bytes = now.worker_bytes - z->worker_bytes;
+	z->worker_ns = now.worker_ns - z->worker_ns;
+	z->fault_bytes = now.fault_bytes - z->fault_bytes;
+	z->fault_ns = now.fault_ns - z->fault_ns;
+}
+
 static int som_prepare(struct mem *m)
 {
 	if (som_stat("total_bytes") < (long long)m->len ||
@@ -285,6 +321,8 @@ static int som_map(struct mem *m)
 	m->fd = open(SOM_DEV, O_RDWR | O_CLOEXEC);
 	if (m->fd < 0)
 		return -1;
+	/* The new region, its table still empty. */
+	m->region_open = som_stat("region_metadata_bytes");
 	m->p = mmap(NULL, m->len, PROT_READ | PROT_WRITE, MAP_SHARED, m->fd, 0);
 	return m->p == MAP_FAILED ? -1 : 0;
 }
@@ -358,6 +396,8 @@ static int cmd_touch(const char *name, int gib, int run)
 {
 	struct mem m = { .gib = gib, .len = (size_t)gib * GiB, .fd = -1 };
 	long long nodes0, nodes1, objsize, pool_meta = 0, rezero = -1, struct_page;
+	long long region0 = 0, region_meta = 0, region_table = 0;
+	struct zero_cost zero = { 0 };
 	const char *memmap_env = getenv("SOM_BENCH_MEMMAP_PER_GIB");
 	long long memmap, avail;
 	const char *ops_env = getenv("SOM_BENCH_GUPS_OPS");
@@ -394,10 +434,16 @@ static int cmd_touch(const char *name, int gib, int run)
 		skip("touch", &m, reason);
 		return 0;
 	}
+	/*
+	 * som: the pool's and sources' metadata, without any region's,
+	 * charged per GiB of pool; then what this mapping's region adds.
+	 */
 	if (m.b->som) {
-		pool_meta = som_stat("metadata_bytes") * gib /
+		region0 = som_stat("region_metadata_bytes");
+		pool_meta = (som_stat("metadata_bytes") - region0) * gib /
 			    (som_stat("total_bytes") / GiB);
 		zeroed0 = som_stat("zeroed_bytes");
+		zero_cost_read(&zero);
 	}
 
 	nodes0 = radix_nodes(&objsize);
@@ -408,13 +454,21 @@ static int cmd_touch(const char *name, int gib, int run)
 	measure_touch(m.p, m.len, &t);
 	m.b->entry(&m);
 	nodes1 = radix_nodes(&objsize);
+	if (m.b->som) {
+		long long region1 = som_stat("region_metadata_bytes");
+
+		region_meta = region1 - region0;
+		region_table = region1 - m.region_open;
+	}
 	gups_ns = gups(m.p, m.len, ops);
 
 	t0 = measure_ns();
 	m.b->unmap(&m);
 	free_ns = measure_ns() - t0;
-	if (m.b->som)
+	if (m.b->som) {
 		rezero = som_wait_zeroed(600);
+		zero_cost_since(&zero);
+	}
 	if (m.b->finish)
 		m.b->finish(&m);
 
@@ -436,13 +490,18 @@ static int cmd_touch(const char *name, int gib, int run)
 	       " pt_bytes=%lld entry=%lld thp_bytes=%lld"
 	       " struct_page_bytes=%lld memmap_delta=%lld hvo_pages=%lld xa_nodes=%lld"
 	       " xa_bytes=%lld pool_meta_bytes=%lld gups_ops=%lu gups_ns=%llu"
-	       " free_ns=%llu rezero_ns=%lld pool_zeroed_at_start=%lld\n",
+	       " free_ns=%llu rezero_ns=%lld pool_zeroed_at_start=%lld"
+	       " region_meta_bytes=%lld region_table_bytes=%lld"
+	       " xa_node_bytes_sysfs=%d zw_bytes=%lld zw_ns=%lld zf_bytes=%lld"
+	       " zf_ns=%lld\n",
 	       name, gib, run, t.faults, (unsigned long long)t.ns, t.pt_bytes,
 	       m.entry, m.b->som ? 0 : m.thp_bytes, struct_page, m.memmap_delta,
 	       m.hvo_pages,
 	       nodes1 - nodes0, (nodes1 - nodes0) * objsize, pool_meta, ops,
 	       (unsigned long long)gups_ns, (unsigned long long)free_ns, rezero,
-	       zeroed0);
+	       zeroed0, region_meta, region_table, XA_NODE_BYTES,
+	       zero.worker_bytes, zero.worker_ns, zero.fault_bytes,
+	       zero.fault_ns);
 	return 0;
 err:
 	if (m.b->finish)
@@ -495,7 +554,8 @@ static int churn_one(struct churn *c)
 static int cmd_churn(const char *name, int ops, int run)
 {
 	struct churn c = { .name = name };
-	long long pud, pmd, pte;
+	long long pud, pmd, pte, rezero = 0;
+	struct zero_cost zero = { 0 };
 	long flt;
 	uint64_t t0, ns;
 	int i, err = 0;
@@ -530,21 +590,36 @@ static int cmd_churn(const char *name, int ops, int run)
 	pud = som_stat("faults_pud");
 	pmd = som_stat("faults_pmd");
 	pte = som_stat("faults_pte");
+	if (c.som)
+		zero_cost_read(&zero);
 	flt = som_minflt();
 	t0 = measure_ns();
 	for (i = 0; i < ops && !err; i++)
 		err = churn_one(&c);
 	ns = measure_ns() - t0;
 	flt = som_minflt() - flt;
+	/*
+	 * The pool was all zeroed before the loop; once it is again, every
+	 * byte the loop dirtied has been zeroed once, in its faults (inside
+	 * ns) or by the worker (zero.worker_ns, on another CPU or later).
+	 */
+	if (c.som) {
+		rezero = som_wait_zeroed(600);
+		zero_cost_since(&zero);
+	}
 	if (err)
 		perror("som_bench: churn");
 	else
-		printf("SOMBENCH churn kind=%s run=%d ops=%d ns=%llu faults=%ld"
-		       " som_pud=%lld som_pmd=%lld som_pte=%lld\n",
-		       name, run, ops, (unsigned long long)ns, flt,
+		printf("SOMBENCH churn kind=%s run=%d ops=%d bytes_per_op=%zu"
+		       " ns=%llu faults=%ld som_pud=%lld som_pmd=%lld som_pte=%lld"
+		       " rezero_ns=%lld zw_bytes=%lld zw_ns=%lld zf_bytes=%lld"
+		       " zf_ns=%lld\n",
+		       name, run, ops, c.size, (unsigned long long)ns, flt,
 		       som_stat("faults_pud") - pud,
 		       som_stat("faults_pmd") - pmd,
-		       som_stat("faults_pte") - pte);
+		       som_stat("faults_pte") - pte, rezero,
+		       zero.worker_bytes, zero.worker_ns, zero.fault_bytes,
+		       zero.fault_ns);
 	if (c.som)
 		som_close(c.som);
 	if (c.addr)
@@ -554,7 +629,7 @@ static int cmd_churn(const char *name, int ops, int run)
 
 static int cmd_info(void)
 {
-	long long objsize = -1, active, pool = -1, meta = -1;
+	long long objsize = -1, active, pool = -1, meta = -1, region = -1;
 	char thp[16] = "?";
 	struct utsname u;
 
@@ -564,14 +639,15 @@ static int cmd_info(void)
 	if (!access(SOM_DEV, F_OK)) {
 		pool = som_stat("total_bytes");
 		meta = som_stat("metadata_bytes");
+		region = som_stat("region_metadata_bytes");
 	}
 	printf("SOMBENCH info kernel=%s cpus=%ld mem_total=%lld memmap_per_gib=%lld"
 	       " hvo=%lld thp=%s gbpages=%d pool_bytes=%lld pool_meta_bytes=%lld"
-	       " radix_objsize=%lld radix_exact=%lld\n",
+	       " region_meta_bytes=%lld radix_objsize=%lld radix_exact=%lld\n",
 	       u.release, sysconf(_SC_NPROCESSORS_ONLN), som_meminfo("MemTotal"),
 	       measure_memmap_per_gib(),
 	       som_read_ll("/proc/sys/vm/hugetlb_optimize_vmemmap"), thp,
-	       som_cpu_has_gbpages(), pool, meta, objsize,
+	       som_cpu_has_gbpages(), pool, meta < 0 ? -1 : meta - region, region, objsize,
 	       som_read_ll(RADIX_DEBUG));
 	return 0;
 }

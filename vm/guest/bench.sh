@@ -12,8 +12,10 @@
 #   SOM_BENCH_RUNS       runs of each measurement (5)
 #   SOM_BENCH_SIZES      GiB per mapping ("1 2 4")
 #   SOM_BENCH_BACKINGS   ("anon4k thp hugetlb memfd som som-cold")
-#   SOM_BENCH_CHURN      allocate/free loops, KIND:OPS
-#                        ("som-2m:256 som-1g:4 thp-2m:256 hugetlb-1g:2")
+#   SOM_BENCH_CHURN      allocate/free loops, KIND:OPS ("som-2m:256
+#                        som-2m:16384 som-1g:4 som-1g:32 thp-2m:256
+#                        hugetlb-1g:2"; the long som loops outrun the
+#                        zeroing worker, the short ones do not)
 #   SOM_BENCH_GUPS_OPS   updates of the random-access loop (4194304)
 #   SOM_BENCH_MEMCACHED  memcached's load: "MB CONNS KEYS VALUE OPS GET%"
 #                        ("1024 4 8192 4096 16384 90"); "none" skips it
@@ -26,7 +28,7 @@ words() {
 runs=${SOM_BENCH_RUNS:-5}
 sizes=$(words "${SOM_BENCH_SIZES:-1 2 4}")
 backings=$(words "${SOM_BENCH_BACKINGS:-anon4k thp hugetlb memfd som som-cold}")
-churn=$(words "${SOM_BENCH_CHURN:-som-2m:256 som-1g:4 thp-2m:256 hugetlb-1g:2}")
+churn=$(words "${SOM_BENCH_CHURN:-som-2m:256 som-2m:16384 som-1g:4 som-1g:32 thp-2m:256 hugetlb-1g:2}")
 mc=$(words "${SOM_BENCH_MEMCACHED:-1024 4 8192 4096 16384 90}")
 sysfs=/sys/kernel/mm/som
 status=0
