@@ -170,7 +170,8 @@ const char *why(int err, int kind)
 	case ENOSPC:
 		return "no room: the rest of the pool cannot take the memory in use (on the nodes its owners' policies allow); nothing was removed";
 	case EINTR:
-		return "interrupted; nothing was removed";
+		return kind == -1 ? "interrupted; nothing was removed" :
+				    "interrupted; nothing was added";
 	case EINVAL:
 		return "refused (the kernel log says why: dmesg | grep som)";
 	default:
