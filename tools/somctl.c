@@ -82,16 +82,22 @@ static const char *opt_name(unsigned int bit)
 	return options[__builtin_ctz(bit)].name;
 }
 
+/* "somctl: <message><tail>" on stderr, then exit with @status. */
+static void __attribute__((noreturn))
+vexit(int status, const char *tail, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "%s: ", prog);
+	vfprintf(stderr, fmt, ap);
+	fputs(tail, stderr);
+	exit(status);
+}
+
 void die(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
+	vexit(1, "\n", fmt, ap);
 }
 
 static void print_synopsis(FILE *f, const struct command *c, int *first)
@@ -125,14 +131,12 @@ static void usage(FILE *f)
 /* A bad command line: say what is wrong and exit 2, having opened nothing. */
 void usage_error(const char *fmt, ...)
 {
+	char tail[64];
 	va_list ap;
 
-	fprintf(stderr, "%s: ", prog);
+	snprintf(tail, sizeof(tail), " (%s --help for usage)\n", prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, " (%s --help for usage)\n", prog);
-	exit(2);
+	vexit(2, tail, fmt, ap);
 }
 
 /*
