@@ -98,9 +98,10 @@ long sf_call_mmap(struct sf_thread *t, const uint64_t *a)
 	int flags = (int)a[4], slot;
 	char *want = sf_arena + (a[5] % 8) * SF_ARENA_SLOT + a[6] % GiB;
 	struct sf_res fd, m = { .kind = SF_R_MAP };
+	int fd_slot = -1, first;
 	char *p;
 
-	if (!sf_res_get(t, SF_R_FD, a[0], &fd, NULL))
+	if (!sf_res_get(t, SF_R_FD, a[0], &fd, &fd_slot))
 		fd.fd = -1, fd.obj = 0, fd.kind = SF_R_DEV;
 	flags &= ~(MAP_FIXED | MAP_FIXED_NOREPLACE | MAP_ANONYMOUS |
 		   MAP_GROWSDOWN);
@@ -124,11 +125,12 @@ long sf_call_mmap(struct sf_thread *t, const uint64_t *a)
 	sf_res_kill_overlap(t, m.addr, m.len);
 	slot = sf_res_add(t, &m);
 	/*
-	 * A new /dev/som mapping is new memory of the caller's: it reads
-	 * zeros, wherever its blocks were before.
+	 * The first mapping of a /dev/som region is new memory of the
+	 * caller's: it reads zeros, wherever its blocks were before. (A
+	 * later one may map offsets an earlier one still maps.)
 	 */
-	if (slot >= 0 && !m.map_file && (prot & PROT_READ) &&
-	    !(flags & MAP_PRIVATE))
+	first = fd_slot >= 0 && !sf_res_mark_mapped(t, fd_slot);
+	if (first && slot >= 0 && !m.map_file && (prot & PROT_READ))
 		sf_touch(t, &m, 0, len, len / 2 > 8 ? len / 2 : 8, 3);
 	return 0;
 }

@@ -226,6 +226,17 @@ void sf_res_kill_slot(struct sf_thread *t, int slot)
 	pthread_mutex_unlock(&t->ex->lock);
 }
 
+int sf_res_mark_mapped(struct sf_thread *t, int slot)
+{
+	int was;
+
+	pthread_mutex_lock(&t->ex->lock);
+	was = t->ex->res[slot].mapped;
+	t->ex->res[slot].mapped = 1;
+	pthread_mutex_unlock(&t->ex->lock);
+	return was;
+}
+
 static void sf_kill_overlap_locked(struct sf_exec *ex, uint64_t addr,
 				   uint64_t len, int except)
 {

@@ -168,6 +168,7 @@ struct sf_res {
 	int kind;		/* enum sf_res_kind; -1 when dead */
 	int fd;			/* DEV, FILE */
 	int obj;		/* DEV, FILE: object number for data tags */
+	int mapped;		/* DEV: mmap() of it worked before */
 	uint64_t addr, len;	/* MAP */
 	int map_obj;		/* MAP: the backing's object number */
 	int map_file;		/* MAP: 1 if a som file backs it */
@@ -220,6 +221,8 @@ int sf_res_add(struct sf_thread *t, const struct sf_res *r);
 struct sf_res *sf_res_get(struct sf_thread *t, int kind, uint64_t n,
 			  struct sf_res *copy, int *slot);
 void sf_res_kill_slot(struct sf_thread *t, int slot);
+/* Note that resource @slot was mapped; whether it had been before. */
+int sf_res_mark_mapped(struct sf_thread *t, int slot);
 /* A mapping moved (mremap): what it now overlaps is gone. */
 void sf_res_move_map(struct sf_thread *t, int slot, uint64_t addr,
 		     uint64_t len);
