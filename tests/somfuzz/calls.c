@@ -126,12 +126,13 @@ long sf_call_mmap(struct sf_thread *t, const uint64_t *a)
 	slot = sf_res_add(t, &m);
 	/*
 	 * The first mapping of a /dev/som region is new memory of the
-	 * caller's: it reads zeros, wherever its blocks were before. (A
-	 * later one may map offsets an earlier one still maps.)
+	 * caller's: its first word reads zero, wherever its block was
+	 * before. (A later one may map offsets an earlier one still maps.)
+	 * One word: each read faults in a block, or a GiB.
 	 */
 	first = fd_slot >= 0 && !sf_res_mark_mapped(t, fd_slot);
 	if (first && slot >= 0 && !m.map_file && (prot & PROT_READ))
-		sf_touch(t, &m, 0, len, len / 2 > 8 ? len / 2 : 8, 3);
+		sf_touch(t, &m, 0, 8, 8, 3);
 	return 0;
 }
 
