@@ -276,7 +276,8 @@ int sf_fuzz(const struct sf_opts *o, struct sf_stats *st)
 	struct sf_prog *corpus = NULL;
 	int ncorpus = 0, cap = 0, i, kmsg;
 	int64_t start = sf_ms(), deadline = start + o->seconds * 1000LL;
-	uint64_t rnd = o->seed | 1, first_head;
+	uint64_t rnd = (o->seed + 1) * 0x9e3779b97f4a7c15ULL | 1, first_head;
+	int64_t last_report = start;
 	pid_t pid;
 
 	memset(st, 0, sizeof(*st));
@@ -322,13 +323,15 @@ int sf_fuzz(const struct sf_opts *o, struct sf_stats *st)
 			sf_write_repro(o->crashes, first_head, st);
 			break;
 		}
-		if (!o->quiet)
+		if (!o->quiet && sf_ms() - last_report >= 30000) {
+			last_report = sf_ms();
 			printf("# somfuzz: %.0f s: %llu calls, %llu programs, corpus %d, %llu PCs, %llu edges\n",
 			       (sf_ms() - start) / 1000.0,
 			       (unsigned long long)sf_shared->calls,
 			       (unsigned long long)sf_shared->progs, ncorpus,
 			       (unsigned long long)sf_shared->pcs,
 			       (unsigned long long)sf_shared->edges);
+		}
 	}
 	st->corpus = ncorpus;
 	sf_fill_stats(st, start);
