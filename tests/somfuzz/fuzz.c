@@ -38,10 +38,13 @@ static int64_t sf_ms(void)
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
+/* Map the shared state, or clear it for a new run. */
 int sf_shared_init(void)
 {
-	if (sf_shared)
+	if (sf_shared) {
+		memset(sf_shared, 0, sizeof(*sf_shared));
 		return 0;
+	}
 	sf_shared = mmap(NULL, sizeof(*sf_shared), PROT_READ | PROT_WRITE,
 			 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sf_shared == MAP_FAILED) {
