@@ -118,6 +118,7 @@ TEST_F_TIMEOUT(guided_fuzz, programs_leave_kernel_pool_and_data_clean, 900)
 	       st.corpus, st.seeds,
 	       st.kcov ? "KCOV: " : "no KCOV on this kernel (random generation and mutation without feedback): ",
 	       (unsigned long long)st.pcs, (unsigned long long)st.edges);
+	sf_print_calls(stdout, "# calls:");
 	printf("# %d finding(s)\n", st.findings);
 	gfuzz_print_finding(&st);
 	EXPECT_EQ(0, st.findings);

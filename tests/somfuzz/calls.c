@@ -161,12 +161,12 @@ static void sf_clamp(const struct sf_res *m, uint64_t off, uint64_t len,
 long sf_call_touch(struct sf_thread *t, const uint64_t *a)
 {
 	struct sf_res m;
+	int sig;
 
-	if (!sf_res_get(t, SF_R_MAP, a[0], &m, NULL))
-		return 0;
-	if (a[1] >= m.len)
-		return 0;
-	return sf_touch(t, &m, a[1], a[2], a[3], (int)(a[4] % 3));
+	if (!sf_res_get(t, SF_R_MAP, a[0], &m, NULL) || a[1] >= m.len)
+		return -EINVAL;
+	sig = sf_touch(t, &m, a[1], a[2], a[3], (int)(a[4] % 3));
+	return sig > 0 ? -sig : sig;
 }
 
 long sf_call_munmap(struct sf_thread *t, const uint64_t *a)

@@ -173,6 +173,7 @@ const struct sf_call_desc sf_calls[] = {
 };
 
 const int sf_ncalls = N(sf_calls);
+_Static_assert(N(sf_calls) <= SF_MAX_DESCS, "raise SF_MAX_DESCS");
 
 int sf_call_lookup(const char *name)
 {

@@ -346,10 +346,15 @@ static void sf_run_call(struct sf_thread *t, const struct sf_call *c)
 {
 	const struct sf_call_desc *d = &sf_calls[c->desc];
 	uint64_t new_bits;
+	long ret;
 
 	sf_kcov_start(t->kcov);
-	d->fn(t, c->args);
+	ret = d->fn(t, c->args);
 	new_bits = sf_kcov_collect(t->kcov);
+	__atomic_fetch_add(&sf_shared->by_call[c->desc][0], 1, __ATOMIC_RELAXED);
+	if (ret >= 0)
+		__atomic_fetch_add(&sf_shared->by_call[c->desc][1], 1,
+				   __ATOMIC_RELAXED);
 	if (new_bits)
 		__atomic_fetch_add(&t->ex->new_bits, new_bits,
 				   __ATOMIC_RELAXED);

@@ -428,6 +428,25 @@ int sf_replay(const char *path, struct sf_stats *st, int verbose)
 	return ret;
 }
 
+void sf_print_calls(FILE *f, const char *prefix)
+{
+	int i, n = 0;
+
+	for (i = 0; i < sf_ncalls; i++) {
+		uint64_t run = sf_shared->by_call[i][0];
+
+		if (!run)
+			continue;
+		if (n++ % 4 == 0)
+			fprintf(f, "%s%s", n > 1 ? "\n" : "", prefix);
+		fprintf(f, " %s %llu (%llu%% worked)", sf_calls[i].name,
+			(unsigned long long)run,
+			(unsigned long long)(sf_shared->by_call[i][1] * 100 / run));
+	}
+	if (n)
+		fputc('\n', f);
+}
+
 int sf_dump_hex(const char *dir, const char *prefix)
 {
 	unsigned char buf[32];

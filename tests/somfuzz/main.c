@@ -42,6 +42,7 @@ static void sf_print_stats(const struct sf_stats *st)
 	       st->corpus, st->seeds,
 	       st->kcov ? "" : "no KCOV on this kernel (random generation and mutation without feedback): ",
 	       (unsigned long long)st->pcs, (unsigned long long)st->edges);
+	sf_print_calls(stdout, "# somfuzz: calls:");
 	printf("# somfuzz: %d finding(s)\n", st->findings);
 }
 

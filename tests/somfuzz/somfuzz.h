@@ -28,6 +28,7 @@
 #define SF_MAX_RES	64	/* live resources in one program */
 #define SF_MAX_THREADS	4	/* threads a program may start */
 #define SF_MAX_CHILDREN	4	/* processes a program may fork */
+#define SF_MAX_DESCS	32	/* entries of sf_calls[] */
 
 /* Resource kinds: what earlier calls produce and later ones use. */
 enum sf_res_kind {
@@ -150,6 +151,7 @@ struct sf_shared {
 	uint64_t edges;			/* distinct edge hashes seen */
 	uint64_t pcs;			/* distinct PCs seen */
 	uint64_t serial;		/* programs started, for tags */
+	uint64_t by_call[SF_MAX_DESCS][2];	/* per sf_calls[]: run, worked */
 	int64_t prog_start_ms;		/* when the current program began */
 	uint64_t ring_head;		/* next ring slot */
 	struct sf_prog ring[SF_RING];
@@ -277,6 +279,8 @@ struct sf_stats {
 };
 
 int sf_fuzz(const struct sf_opts *o, struct sf_stats *st);
+/* "name run/worked% ..." for every call of the table that ran. */
+void sf_print_calls(FILE *f, const char *prefix);
 /* Replay the programs of @path, one executor each; 0 if all clean. */
 int sf_replay(const char *path, struct sf_stats *st, int verbose);
 int sf_shared_init(void);
