@@ -164,7 +164,7 @@ long sf_call_touch(struct sf_thread *t, const uint64_t *a)
 	int sig;
 
 	if (!sf_res_get(t, SF_R_MAP, a[0], &m, NULL) || a[1] >= m.len)
-		return -EINVAL;
+		return SF_NOOP;
 	sig = sf_touch(t, &m, a[1], a[2], a[3], (int)(a[4] % 3));
 	return sig > 0 ? -sig : sig;
 }
@@ -213,7 +213,7 @@ long sf_call_mremap(struct sf_thread *t, const uint64_t *a)
 	void *p;
 
 	if (!sf_res_get(t, SF_R_MAP, a[0], &m, &slot))
-		return 0;
+		return SF_NOOP;
 	old_len = a[4] % 3 == 0 ? m.len : a[4] % 3 == 1 ? 0 :
 		  (m.len / 2 + 4095) & ~4095ULL;
 	if ((flags & MREMAP_FIXED) &&

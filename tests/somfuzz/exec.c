@@ -351,6 +351,8 @@ static void sf_run_call(struct sf_thread *t, const struct sf_call *c)
 	sf_kcov_start(t->kcov);
 	ret = d->fn(t, c->args);
 	new_bits = sf_kcov_collect(t->kcov);
+	if (ret == SF_NOOP)
+		return;
 	__atomic_fetch_add(&sf_shared->by_call[c->desc][0], 1, __ATOMIC_RELAXED);
 	if (ret >= 0)
 		__atomic_fetch_add(&sf_shared->by_call[c->desc][1], 1,

@@ -75,7 +75,12 @@ struct sf_arg_desc {
 struct sf_exec;
 struct sf_thread;
 
-/* A call's implementation: returns what the system call returned. */
+/*
+ * A call's implementation: returns what the system call returned (-errno
+ * on failure), or SF_NOOP when it had nothing to work on and made none
+ * (not counted as a call).
+ */
+#define SF_NOOP		(-0x7fffffffL)
 typedef long (*sf_call_fn)(struct sf_thread *t, const uint64_t *args);
 
 /* What the runner does itself rather than through .fn. */
