@@ -212,7 +212,13 @@ static int sf_insert_call(struct sf_prog *p, int pos, int desc,
 	for (i = 0; i < d->nargs; i++) {
 		if (d->args[i].kind != SF_A_RES)
 			continue;
+		/*
+		 * Not for sources: adding one is slow (1 GiB the worker
+		 * zeroes, removed after the program), and the calls that
+		 * take one run without.
+		 */
 		if (depth < 3 && p->ncalls < SF_MAX_CALLS - 1 &&
+		    d->args[i].res != SF_R_SRC &&
 		    !sf_count_producers(p, pos, d->args[i].res) &&
 		    sf_rand(rnd) % 8) {
 			n = sf_insert_call(p, pos,

@@ -144,7 +144,8 @@ uint64_t sf_kcov_collect(struct sf_kcov *k);
  * children share: counters, the coverage maps, the programs that ran last
  * (for a reproducer), new corpus entries and the first finding.
  */
-#define SF_MAP_BITS	22
+/* som.ko has about 2500 instrumented blocks: small maps, few TLB misses. */
+#define SF_MAP_BITS	18
 #define SF_MAP_BYTES	((1UL << SF_MAP_BITS) / 8)
 #define SF_RING		8	/* programs kept for a reproducer */
 #define SF_NEWQ		256	/* new corpus entries per executor */
