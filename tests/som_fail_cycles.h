@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the fault-injection tests share: the n-th failure of this thread
+ * (/proc/thread-self/fail-nth, the mechanism syzkaller uses), and the life
+ * cycles they run with it armed. A cycle returns the number of unclean
+ * failures it saw: a step may fail, but only with one of the errors its
+ * caller can expect (or SIGBUS for a hole that cannot be filled), and
+ * never leave memory the pool misses. Include after som_util.h and
+ * som_pool_util.h.
+ */
+#ifndef SOM_FAIL_CYCLES_H
+#define SOM_FAIL_CYCLES_H
+
+#include <linux/falloc.h>
+
+/* The armed failure of this thread: set up by som_fail_arm(). */
+struct som_fail {
+	int fd;		/* /proc/thread-self/fail-nth */
+	long left;	/* checks still to pass before the failure */
+	int fired;	/* the failure was injected */
+};
+
+static struct som_fail som_fail = { .fd = -1 };
+
+static inline int som_fail_write(long nth)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%ld", nth);
+	return pwrite(som_fail.fd, buf, strlen(buf), 0) ==
+	       (ssize_t)strlen(buf) ? 0 : -1;
+}
+
+static inline int som_fail_open(void)
+{
+	som_fail.fd = open("/proc/thread-self/fail-nth", O_RDWR);
+	return som_fail.fd;
+}
+
+static inline void som_fail_close(void)
+{
+	if (som_fail.fd < 0)
+		return;
+	som_fail_write(0);
+	close(som_fail.fd);
+	som_fail.fd = -1;
+}
+
+/* Arm: the @nth fault-injection check of this thread fails. */
+static inline int som_fail_arm(long nth)
+{
+	som_fail.fired = 0;
+	som_fail.left = nth;
+	return som_fail_write(nth);
+}
+
+/*
+ * Disarm for steps that set up or check and must not fail (a test's own
+ * writes to its memory); som_fail_resume() arms again with what was left.
+ */
+static inline void som_fail_pause(void)
+{
+	char buf[32] = "";
+
+	if (som_fail.fired || !som_fail.left)
+		return;
+	if (pread(som_fail.fd, buf, sizeof(buf) - 1, 0) > 0)
+		som_fail.left = atol(buf);
+	som_fail.fired = som_fail.left == 0;
+	som_fail_write(0);
+}
+
+static inline void som_fail_resume(void)
+{
+	if (!som_fail.fired && som_fail.left)
+		som_fail_write(som_fail.left);
+}
+
+/* Was the armed failure injected? Disarms either way. */
+static inline int som_fail_fired(void)
+{
+	som_fail_pause();
+	som_fail.left = 0;
+	return som_fail.fired;
+}
+
+static inline int som_errno_ok(void)
+{
+	return errno == ENOMEM || errno == ENOSPC || errno == EINTR ||
+	       errno == EAGAIN;
+}
+
+/* One /dev/som life cycle. */
+static inline int som_dev_cycle(void)
+{
+	int fd, bad = 0;
+	char *p;
+
+	fd = open(SOM_DEV, O_RDWR);
+	if (fd < 0)
+		return !som_errno_ok();
+	p = mmap(NULL, 64 * MiB, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		bad += !som_errno_ok();
+	} else {
+		som_probe(p, 1);
+		som_probe(p + 33 * MiB, 1);
+		bad += munmap(p, 64 * MiB) != 0;
+	}
+	close(fd);
+	return bad;
+}
+
+/* One som file life cycle, with a 1 GiB piece backed at once. */
+static inline int som_file_cycle(void)
+{
+	int dev, fd, bad = 0;
+	char *p;
+
+	dev = open(SOM_DEV, O_RDWR);
+	if (dev < 0)
+		return !som_errno_ok();
+	fd = som_file(dev, 4 * MiB, 0);
+	close(dev);
+	if (fd < 0) {
+		errno = -fd;
+		return !som_errno_ok();
+	}
+	p = mmap(NULL, 8 * MiB, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (fallocate(fd, 0, 0, 8 * MiB))
+		bad += !som_errno_ok();
+	if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 2 * MiB,
+		      2 * MiB))
+		bad += !som_errno_ok();
+	if (p != MAP_FAILED) {
+		/* A hole that cannot be filled again is SIGBUS, nothing else. */
+		bad += som_probe(p + 2 * MiB, 1) == SIGSEGV;
+		bad += som_probe(p, 0) == SIGSEGV;
+		if (ftruncate(fd, 2 * MiB))
+			bad += !som_errno_ok();
+		bad += munmap(p, 8 * MiB) != 0;
+	} else {
+		bad += !som_errno_ok();
+	}
+	/* A whole GiB: one chunk, no 2 MiB blocks. */
+	if (ftruncate(fd, GiB))
+		bad += !som_errno_ok();
+	else if (fallocate(fd, 0, 0, GiB))
+		bad += !som_errno_ok();
+	close(fd);
+	return bad;
+}
+
+#define SOM_FAIL_SPARE	"fail-spare"
+
+/*
+ * One source life cycle: the spare reserved range (SOM_SPARE_RANGES, on a
+ * node of its own) added, 64 MiB of a process placed on it, the source
+ * removed while the memory is in use (its blocks move to node 0), the
+ * memory checked, freed, and the source removed if it is still there.
+ */
+static inline int som_source_cycle(void)
+{
+	struct som_source_args a;
+	uint64_t size, start;
+	int dev, fd, err, bad = 0;
+	char *p = MAP_FAILED;
+
+	if (!parse_range(getenv("SOM_SPARE_RANGES"), &size, &start))
+		return 1;
+	dev = open(SOM_DEV, O_RDWR);
+	if (dev < 0)
+		return !som_errno_ok();
+	args_init(&a, SOM_SOURCE_RESERVED);
+	a.start = start;
+	a.size = size;
+	strcpy(a.name, SOM_FAIL_SPARE);
+	err = src_add(dev, &a);
+	if (err) {
+		close(dev);
+		errno = -err;
+		/* som_pool_insert()'s EEXIST: the chunk is in the pool already. */
+		return !som_errno_ok() && err != -EEXIST;
+	}
+	som_fail_pause();
+	fd = open(SOM_DEV, O_RDWR);
+	if (fd >= 0 && !set_policy(fd, SOM_POLICY_PREFERRED,
+				   1ULL << atoi(src_attr(SOM_FAIL_SPARE, "nodes")), 0))
+		p = mmap(NULL, 64 * MiB, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	bad += p == MAP_FAILED;
+	if (p != MAP_FAILED)
+		som_fill(p, 0, 64 * MiB, 4096, 7);
+	som_fail_resume();
+	err = src_remove(dev, SOM_FAIL_SPARE);
+	som_fail_pause();
+	if (err) {
+		errno = -err;
+		bad += !som_errno_ok() && err != -EBUSY;
+	}
+	if (p != MAP_FAILED) {
+		bad += som_check(p, 0, 64 * MiB, 4096, 7) != -1;
+		bad += munmap(p, 64 * MiB) != 0;
+	}
+	if (fd >= 0)
+		close(fd);
+	if (err)
+		bad += src_remove(dev, SOM_FAIL_SPARE) != 0;
+	close(dev);
+	return bad;
+}
+
+/*
+ * A som file of 1 GiB on node 0 faulted while node 0's pool is in pieces,
+ * so that it lies on 512 2 MiB blocks; those pieces are given back, then
+ * a compaction pass assembles the GiB in one chunk. Node 0 needs at least
+ * 2 GiB of pool, all free.
+ */
+static inline int som_compact_cycle(void)
+{
+	long long total = node_stat(0, "total_bytes");
+	int dev, frag, fd = -1, err = 0, bad;
+	char *p = MAP_FAILED;
+	off_t off;
+
+	som_fail_pause();
+	dev = open(SOM_DEV, O_RDWR);
+	frag = som_file(dev, 0, SOM_FILE_CLOEXEC);
+	bad = frag < 0 || set_policy(frag, SOM_POLICY_BIND, 1, 0) ||
+	       ftruncate(frag, total) || fallocate(frag, 0, 0, total);
+	for (off = 0; !bad && off < total; off += GiB)
+		bad += fallocate(frag, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				 off, 10 * MiB) ||
+		       fallocate(frag, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				 off + 12 * MiB, GiB - 12 * MiB);
+	if (!bad) {
+		fd = som_file(dev, GiB, SOM_FILE_CLOEXEC);
+		if (fd >= 0 && !set_policy(fd, SOM_POLICY_BIND, 1, 0))
+			p = mmap(NULL, GiB, PROT_READ | PROT_WRITE, MAP_SHARED,
+				 fd, 0);
+		bad += p == MAP_FAILED;
+	}
+	if (p != MAP_FAILED)
+		som_fill(p, 0, GiB, 64 * 1024, 11);
+	if (frag >= 0)
+		close(frag);
+	close(dev);
+	som_fail_resume();
+	if (!bad)
+		err = -som_sysfs_write("migration/compact", "1");
+	som_fail_pause();
+	if (err && err != EBUSY && err != EAGAIN && err != ENOMEM &&
+	    err != ENOSPC && err != EINTR)
+		bad++;
+	if (p != MAP_FAILED) {
+		bad += som_check(p, 0, GiB, 64 * 1024, 11) != -1;
+		bad += munmap(p, GiB) != 0;
+	}
+	if (fd >= 0)
+		close(fd);
+	return bad;
+}
+
+#endif /* SOM_FAIL_CYCLES_H */

@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * som's own functions failing: som.ko marks the functions whose failure
+ * the rest of it must handle (ALLOW_ERROR_INJECTION(), each returning an
+ * errno it documents, having changed nothing), and fail_function makes
+ * the n-th call of one of them in this thread return that errno, for n =
+ * 1, 2, ... until a life cycle (tests/som_fail_cycles.h: /dev/som, som
+ * file, source add and removal under use, compaction) makes fewer than n
+ * calls. Every step may fail, but only with a clean error; the data a
+ * cycle wrote must survive, the pool must be exact after each cycle and
+ * the kernel log clean (the host checks). The function's own counter of
+ * injected failures proves each variant failed what it names.
+ *
+ * Needs CONFIG_FAIL_FUNCTION (the debug tier; skipped elsewhere), som.ko
+ * with a pool of at least 2 GiB on node 0, SOM_SPARE_RANGES for the
+ * source cycle, and root.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+
+#include "kselftest_harness.h"
+#include "som_util.h"
+#include "som_pool_util.h"
+#include "som_fail_cycles.h"
+
+#define FEI	"/sys/kernel/debug/fail_function/"
+
+/* Larger than any sweep: what is left of it counts the injections. */
+#define FEI_TIMES	1000000
+
+FIXTURE(fail_function) {
+	long long total, rate;
+	int armed;
+};
+
+FIXTURE_VARIANT(fail_function) {
+	const char *func;
+	int err;			/* what it returns, as it documents */
+	int (*cycle)(void);
+	const char *what;
+};
+
+#define FEI_VARIANT(name, fn, e, cyc)			\
+	FIXTURE_VARIANT_ADD(fail_function, name) {	\
+		.func = #fn, .err = e,			\
+		.cycle = som_##cyc##_cycle,		\
+		.what = #cyc " cycle",			\
+	}
+
+FEI_VARIANT(pool_reserve_dev, som_pool_reserve, ENOMEM, dev);
+FEI_VARIANT(pool_reserve_file, som_pool_reserve, ENOMEM, file);
+FEI_VARIANT(region_map_dev, som_region_map, ENOMEM, dev);
+FEI_VARIANT(region_map_file, som_region_map, ENOMEM, file);
+FEI_VARIANT(region_fill_dev, som_region_fill, ENOMEM, dev);
+FEI_VARIANT(region_fill_file, som_region_fill, ENOMEM, file);
+FEI_VARIANT(region_resize_file, som_region_resize, ENOMEM, file);
+FEI_VARIANT(region_allocate_file, som_region_allocate, ENOMEM, file);
+FEI_VARIANT(chunk_create_source, som_chunk_create, ENOMEM, source);
+FEI_VARIANT(pool_insert_source, som_pool_insert, EEXIST, source);
+FEI_VARIANT(migrate_region_out_source, som_migrate_region_out, ENOSPC, source);
+FEI_VARIANT(mover_lock_source, som_mover_lock, EAGAIN, source);
+FEI_VARIANT(assemble_begin_compact, som_pool_assemble_begin, EBUSY, compact);
+FEI_VARIANT(mover_assemble_compact, som_mover_assemble, EBUSY, compact);
+FEI_VARIANT(mover_lock_compact, som_mover_lock, EAGAIN, compact);
+
+static int fei_set(const char *file, const char *val)
+{
+	return som_write_file(file, val);
+}
+
+FIXTURE_SETUP(fail_function)
+{
+	uint64_t size, start;
+	char path[256], val[32];
+
+	self->armed = 0;
+	if (access(SOM_DEV, F_OK))
+		SKIP(return, "som.ko is not loaded");
+	if (access(FEI "inject", W_OK) ||
+	    access("/proc/thread-self/fail-nth", W_OK))
+		SKIP(return, "no fail_function / fail-nth in this kernel (the debug tier has them)");
+	if (variant->cycle == som_source_cycle)
+		ASSERT_TRUE(parse_range(getenv("SOM_SPARE_RANGES"), &size, &start))
+			TH_LOG("the source cycle needs SOM_SPARE_RANGES");
+	if (variant->cycle == som_compact_cycle)
+		ASSERT_LE(2 * (long long)GiB, node_stat(0, "total_bytes"));
+	self->total = som_stat("total_bytes");
+	ASSERT_EQ(self->total, som_stat("free_bytes"));
+	/* No background pass: the cycles' compaction runs in this thread. */
+	self->rate = som_stat("migration/compact_rate");
+	ASSERT_EQ(0, som_sysfs_write("migration/compact_rate", "0"));
+
+	/* Only this function; failing never by chance, only the n-th call. */
+	ASSERT_EQ(0, fei_set(FEI "inject", ""));
+	ASSERT_EQ(0, fei_set(FEI "inject", variant->func))
+		TH_LOG("%s is not injectable: is it marked ALLOW_ERROR_INJECTION()?",
+		       variant->func);
+	self->armed = 1;
+	snprintf(path, sizeof(path), FEI "%s/retval", variant->func);
+	snprintf(val, sizeof(val), "%#lx", (unsigned long)-variant->err);
+	ASSERT_EQ(0, fei_set(path, val));
+	ASSERT_EQ(0, fei_set(FEI "probability", "0"));
+	ASSERT_EQ(0, fei_set(FEI "verbose", "0"));
+	snprintf(val, sizeof(val), "%d", FEI_TIMES);
+	ASSERT_EQ(0, fei_set(FEI "times", val));
+	ASSERT_LE(0, som_fail_open());
+}
+
+FIXTURE_TEARDOWN(fail_function)
+{
+	char rate[32];
+
+	if (!self->armed)
+		return;
+	som_fail_close();
+	fei_set(FEI "inject", "");
+
+	fei_set(FEI "times", "1");
+	snprintf(rate, sizeof(rate), "%lld", self->rate);
+	som_sysfs_write("migration/compact_rate", rate);
+}
+
+TEST_F_TIMEOUT(fail_function, cycle_survives_each_failure, 900)
+{
+	long n, fired = 0, injected;
+	int bad = 0;
+
+	for (n = 1; n < 10000; n++) {
+		ASSERT_EQ(0, som_fail_arm(n));
+		bad += variant->cycle();
+		if (!som_fail_fired())
+			break;	/* the cycle made fewer than n calls */
+		fired++;
+		EXPECT_EQ(self->total, som_stat("total_bytes"));
+		EXPECT_EQ(self->total, som_stat("free_bytes"))
+			TH_LOG("%s: failing call %ld of %s left the pool short",
+			       variant->what, n, variant->func);
+		EXPECT_EQ(0, som_stat("reserved_bytes"));
+	}
+	injected = FEI_TIMES - som_read_ll(FEI "times");
+	TH_LOG("%s: %ld checks failed in turn, %ld of them %s() (-%d)",
+	       variant->what, fired, injected, variant->func, variant->err);
+	EXPECT_EQ(0, bad);
+	EXPECT_LT(0, injected)
+		TH_LOG("%s never called %s()", variant->what, variant->func);
+	/* And with nothing failing, the cycle works. */
+	EXPECT_EQ(0, variant->cycle());
+	EXPECT_EQ(self->total, som_stat("free_bytes"));
+}
+
+TEST_HARNESS_MAIN
