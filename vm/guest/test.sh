@@ -213,8 +213,10 @@ make_dax() {
 # kernel keeps a module's counters across unloads (gcov_persist) and adds
 # every load's to them, so after the last unload they hold the whole
 # suite. Each .gcda file goes to the host as hex between marker lines (hex
-# cannot spell a word the host's log scan fails on; base64 can);
-# vm/lib/coverage.sh turns them into the report.
+# cannot spell a word the host's log scan fails on; base64 can), with its
+# size; vm/lib/coverage.sh turns them into the report. Kernel messages
+# would break the hex lines: the console is quiet meanwhile, and what the
+# kernel logged is printed after.
 coverage_send() {
 	gcda=$(find /sys/kernel/debug/gcov -name vma.gcda 2>/dev/null | head -n 1)
 	if [ -z "$gcda" ]; then
@@ -222,12 +224,18 @@ coverage_send() {
 		return
 	fi
 	files=0
+	dmesg -c >/dev/null
+	read -r level rest </proc/sys/kernel/printk
+	echo 1 >/proc/sys/kernel/printk
 	for f in "${gcda%/*}"/*.gcda; do
-		echo "SOM-GCOV-FILE ${f##*/}"
-		od -An -v -tx1 "$f" | tr -d ' '
+		cat "$f" >/tmp/cov.gcda
+		echo "SOM-GCOV-FILE ${f##*/} $(wc -c </tmp/cov.gcda)"
+		od -An -v -tx1 /tmp/cov.gcda | tr -d ' '
 		files=$((files + 1))
 	done
 	echo "SOM-GCOV-END"
+	echo "$level" >/proc/sys/kernel/printk
+	dmesg
 	tap 0 "coverage: counters of $files files of som.ko sent"
 }
 

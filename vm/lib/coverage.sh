@@ -23,15 +23,24 @@ coverage_extract() {
 	local log=$1 dir=$2
 	# shellcheck disable=SC2016  # perl's variables
 	perl -e '
-		my ($dir) = @ARGV; my ($out, $n) = (undef, 0);
+		my ($dir) = @ARGV; my ($out, $name, $size, $n) = (undef, "", 0, 0);
+		sub done {
+			return unless $out;
+			close $out; $out = undef;
+			my $got = -s "$dir/$name";
+			die "coverage: $name: $got bytes, the guest sent $size\n"
+				if $got != $size;
+			$n++;
+		}
 		while (<STDIN>) {
 			s/\r?\n$//;
-			if (/^SOM-GCOV-FILE ([\w.-]+\.gcda)$/) {
-				close $out if $out;
-				open $out, ">", "$dir/$1" or die "$dir/$1: $!";
-				binmode $out; $n++;
+			if (/^SOM-GCOV-FILE ([\w.-]+\.gcda) (\d+)$/) {
+				done();
+				($name, $size) = ($1, $2);
+				open $out, ">", "$dir/$name" or die "$dir/$name: $!";
+				binmode $out;
 			} elsif (/^SOM-GCOV-END$/) {
-				close $out if $out; $out = undef;
+				done();
 			} elsif ($out && /^[0-9a-f]+$/) {
 				print $out pack("H*", $_);
 			}
@@ -75,8 +84,9 @@ som_coverage() {
 	rm -rf "$dir"
 	mkdir -p "$dir"
 	rm -f "$kdir"/*.gcda
-	n=$(coverage_extract "$log" "$kdir") || n=0
+	n=$(coverage_extract "$log" "$kdir" 2>"$dir/extract.log") || n=0
 	if ((n == 0)); then
+		cat "$dir/extract.log"
 		echo "coverage: the debug tier's log carries no gcov counters of som.ko"
 		return 1
 	fi
