@@ -841,7 +841,6 @@ int som_region_resize(struct som_region *region, loff_t size)
 	i_size_write(region->mapping->host, size);
 	return 0;
 }
-ALLOW_ERROR_INJECTION(som_region_resize, ERRNO);
 
 /**
  * som_region_allocate() - back [from, to) of a som file with blocks

@@ -53,7 +53,6 @@ FEI_VARIANT(region_map_dev, som_region_map, ENOMEM, dev);
 FEI_VARIANT(region_map_file, som_region_map, ENOMEM, file);
 FEI_VARIANT(region_fill_dev, som_region_fill, ENOMEM, dev);
 FEI_VARIANT(region_fill_file, som_region_fill, ENOMEM, file);
-FEI_VARIANT(region_resize_file, som_region_resize, ENOMEM, file);
 FEI_VARIANT(region_allocate_file, som_region_allocate, ENOMEM, file);
 FEI_VARIANT(chunk_create_source, som_chunk_create, ENOMEM, source);
 FEI_VARIANT(pool_insert_source, som_pool_insert, EEXIST, source);
