@@ -210,6 +210,52 @@ static inline int som_source_cycle(void)
 }
 
 /*
+ * One policy change that moves memory: the spare reserved range added,
+ * 64 MiB of a process on node 0 bound to the spare's node (its blocks
+ * move), the memory checked, freed, the source removed.
+ */
+static inline int som_policy_cycle(void)
+{
+	struct som_source_args a;
+	uint64_t size, start;
+	int dev, fd = -1, err, bad = 0;
+	char *p = MAP_FAILED;
+
+	if (!parse_range(getenv("SOM_SPARE_RANGES"), &size, &start))
+		return 1;
+	som_fail_pause();
+	dev = open(SOM_DEV, O_RDWR);
+	args_init(&a, SOM_SOURCE_RESERVED);
+	a.start = start;
+	a.size = size;
+	strcpy(a.name, SOM_FAIL_SPARE);
+	bad += src_add(dev, &a) != 0;
+	fd = open(SOM_DEV, O_RDWR);
+	if (!bad && fd >= 0 && !set_policy(fd, SOM_POLICY_BIND, 1, 0))
+		p = mmap(NULL, 64 * MiB, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	bad += p == MAP_FAILED;
+	if (p != MAP_FAILED)
+		som_fill(p, 0, 64 * MiB, 4096, 9);
+	som_fail_resume();
+	err = bad ? 0 : set_policy(fd, SOM_POLICY_BIND,
+				   1ULL << atoi(src_attr(SOM_FAIL_SPARE, "nodes")), 0);
+	som_fail_pause();
+	if (err) {
+		errno = -err;
+		bad += !som_errno_ok() && err != -EBUSY;
+	}
+	if (p != MAP_FAILED) {
+		bad += som_check(p, 0, 64 * MiB, 4096, 9) != -1;
+		bad += munmap(p, 64 * MiB) != 0;
+	}
+	if (fd >= 0)
+		close(fd);
+	bad += src_remove(dev, SOM_FAIL_SPARE) != 0;
+	close(dev);
+	return bad;
+}
+
+/*
  * A som file of 1 GiB on node 0 faulted while node 0's pool is in pieces,
  * so that it lies on 512 2 MiB blocks; those pieces are given back, then
  * a compaction pass assembles the GiB in one chunk. Node 0 needs at least

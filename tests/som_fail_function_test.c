@@ -5,7 +5,8 @@
  * errno it documents, having changed nothing), and fail_function makes
  * the n-th call of one of them in this thread return that errno, for n =
  * 1, 2, ... until a life cycle (tests/som_fail_cycles.h: /dev/som, som
- * file, source add and removal under use, compaction) makes fewer than n
+ * file, source add and removal under use, compaction, a policy change
+ * that moves memory) makes fewer than n
  * calls. Every step may fail, but only with a clean error; the data a
  * cycle wrote must survive, the pool must be exact after each cycle and
  * the kernel log clean (the host checks). The function's own counter of
@@ -61,6 +62,8 @@ FEI_VARIANT(mover_lock_source, som_mover_lock, EAGAIN, source);
 FEI_VARIANT(assemble_begin_compact, som_pool_assemble_begin, EBUSY, compact);
 FEI_VARIANT(mover_assemble_compact, som_mover_assemble, EBUSY, compact);
 FEI_VARIANT(mover_lock_compact, som_mover_lock, EAGAIN, compact);
+FEI_VARIANT(region_fill_compact, som_region_fill, ENOMEM, compact);
+FEI_VARIANT(mover_lock_policy, som_mover_lock, EAGAIN, policy);
 
 static int fei_set(const char *file, const char *val)
 {
@@ -78,7 +81,8 @@ FIXTURE_SETUP(fail_function)
 	if (access(FEI "inject", W_OK) ||
 	    access("/proc/thread-self/fail-nth", W_OK))
 		SKIP(return, "no fail_function / fail-nth in this kernel (the debug tier has them)");
-	if (variant->cycle == som_source_cycle)
+	if (variant->cycle == som_source_cycle ||
+	    variant->cycle == som_policy_cycle)
 		ASSERT_TRUE(parse_range(getenv("SOM_SPARE_RANGES"), &size, &start))
 			TH_LOG("the source cycle needs SOM_SPARE_RANGES");
 	if (variant->cycle == som_compact_cycle)
