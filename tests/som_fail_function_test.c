@@ -94,7 +94,7 @@ FIXTURE_SETUP(fail_function)
 	ASSERT_EQ(0, som_sysfs_write("migration/compact_rate", "0"));
 
 	/* Only this function; failing never by chance, only the n-th call. */
-	ASSERT_EQ(0, fei_set(FEI "inject", ""));
+	ASSERT_EQ(0, fei_set(FEI "inject", "\n"));
 	ASSERT_EQ(0, fei_set(FEI "inject", variant->func))
 		TH_LOG("%s is not injectable: is it marked ALLOW_ERROR_INJECTION()?",
 		       variant->func);
@@ -116,7 +116,7 @@ FIXTURE_TEARDOWN(fail_function)
 	if (!self->armed)
 		return;
 	som_fail_close();
-	fei_set(FEI "inject", "");
+	fei_set(FEI "inject", "\n");
 
 	fei_set(FEI "times", "1");
 	snprintf(rate, sizeof(rate), "%lld", self->rate);
