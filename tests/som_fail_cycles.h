@@ -90,6 +90,13 @@ static inline int som_errno_ok(void)
 	       errno == EAGAIN;
 }
 
+/* 1 if @err (0 or -errno) of a call that moves memory is unclean. */
+static inline int som_move_unclean(int err)
+{
+	errno = -err;
+	return err && !som_errno_ok() && err != -EBUSY;
+}
+
 /* One /dev/som life cycle. */
 static inline int som_dev_cycle(void)
 {
@@ -153,6 +160,64 @@ static inline int som_file_cycle(void)
 
 #define SOM_FAIL_SPARE	"fail-spare"
 
+/* Add the spare reserved range as SOM_FAIL_SPARE: 0 or -errno. */
+static inline int som_fail_spare_add(int dev)
+{
+	struct som_source_args a;
+	uint64_t size, start;
+
+	if (!parse_range(getenv("SOM_SPARE_RANGES"), &size, &start))
+		return -ENOENT;
+	args_init(&a, SOM_SOURCE_RESERVED);
+	a.start = start;
+	a.size = size;
+	strcpy(a.name, SOM_FAIL_SPARE);
+	return src_add(dev, &a);
+}
+
+static inline uint64_t som_fail_spare_nodes(void)
+{
+	return 1ULL << atoi(src_attr(SOM_FAIL_SPARE, "nodes"));
+}
+
+/*
+ * 64 MiB of /dev/som placed by @mode over @nodes, written with @seed, not
+ * armed; the descriptor in *@fd (or -1). MAP_FAILED if that failed.
+ */
+static inline char *som_fail_placed_64m(uint32_t mode, uint64_t nodes,
+					int seed, int *fd)
+{
+	char *p = MAP_FAILED;
+
+	som_fail_pause();
+	*fd = open(SOM_DEV, O_RDWR);
+	if (*fd >= 0 && !set_policy(*fd, mode, nodes, 0))
+		p = mmap(NULL, 64 * MiB, PROT_READ | PROT_WRITE, MAP_SHARED,
+			 *fd, 0);
+	if (p != MAP_FAILED)
+		som_fill(p, 0, 64 * MiB, 4096, seed);
+	som_fail_resume();
+	return p;
+}
+
+/*
+ * After the armed step: disarm, and the memory of som_fail_placed_64m()
+ * still holds its data; unmapped and closed. Returns the unclean count.
+ */
+static inline int som_fail_placed_done(char *p, int fd, int seed)
+{
+	int bad = 0;
+
+	som_fail_pause();
+	if (p != MAP_FAILED) {
+		bad += som_check(p, 0, 64 * MiB, 4096, seed) != -1;
+		bad += munmap(p, 64 * MiB) != 0;
+	}
+	if (fd >= 0)
+		close(fd);
+	return bad;
+}
+
 /*
  * One source life cycle: the spare reserved range (SOM_SPARE_RANGES, on a
  * node of its own) added, 64 MiB of a process placed on it, the source
@@ -161,48 +226,25 @@ static inline int som_file_cycle(void)
  */
 static inline int som_source_cycle(void)
 {
-	struct som_source_args a;
-	uint64_t size, start;
 	int dev, fd, err, bad = 0;
-	char *p = MAP_FAILED;
+	char *p;
 
-	if (!parse_range(getenv("SOM_SPARE_RANGES"), &size, &start))
-		return 1;
 	dev = open(SOM_DEV, O_RDWR);
 	if (dev < 0)
 		return !som_errno_ok();
-	args_init(&a, SOM_SOURCE_RESERVED);
-	a.start = start;
-	a.size = size;
-	strcpy(a.name, SOM_FAIL_SPARE);
-	err = src_add(dev, &a);
+	err = som_fail_spare_add(dev);
 	if (err) {
 		close(dev);
 		errno = -err;
 		/* som_pool_insert()'s EEXIST: the chunk is in the pool already. */
 		return !som_errno_ok() && err != -EEXIST;
 	}
-	som_fail_pause();
-	fd = open(SOM_DEV, O_RDWR);
-	if (fd >= 0 && !set_policy(fd, SOM_POLICY_PREFERRED,
-				   1ULL << atoi(src_attr(SOM_FAIL_SPARE, "nodes")), 0))
-		p = mmap(NULL, 64 * MiB, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	p = som_fail_placed_64m(SOM_POLICY_PREFERRED, som_fail_spare_nodes(),
+				7, &fd);
 	bad += p == MAP_FAILED;
-	if (p != MAP_FAILED)
-		som_fill(p, 0, 64 * MiB, 4096, 7);
-	som_fail_resume();
 	err = src_remove(dev, SOM_FAIL_SPARE);
-	som_fail_pause();
-	if (err) {
-		errno = -err;
-		bad += !som_errno_ok() && err != -EBUSY;
-	}
-	if (p != MAP_FAILED) {
-		bad += som_check(p, 0, 64 * MiB, 4096, 7) != -1;
-		bad += munmap(p, 64 * MiB) != 0;
-	}
-	if (fd >= 0)
-		close(fd);
+	bad += som_fail_placed_done(p, fd, 7);
+	bad += som_move_unclean(err);
 	if (err)
 		bad += src_remove(dev, SOM_FAIL_SPARE) != 0;
 	close(dev);
@@ -216,40 +258,19 @@ static inline int som_source_cycle(void)
  */
 static inline int som_policy_cycle(void)
 {
-	struct som_source_args a;
-	uint64_t size, start;
-	int dev, fd = -1, err, bad = 0;
-	char *p = MAP_FAILED;
+	int dev, fd, err = 0, bad;
+	char *p;
 
-	if (!parse_range(getenv("SOM_SPARE_RANGES"), &size, &start))
-		return 1;
 	som_fail_pause();
 	dev = open(SOM_DEV, O_RDWR);
-	args_init(&a, SOM_SOURCE_RESERVED);
-	a.start = start;
-	a.size = size;
-	strcpy(a.name, SOM_FAIL_SPARE);
-	bad += src_add(dev, &a) != 0;
-	fd = open(SOM_DEV, O_RDWR);
-	if (!bad && fd >= 0 && !set_policy(fd, SOM_POLICY_BIND, 1, 0))
-		p = mmap(NULL, 64 * MiB, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	bad += p == MAP_FAILED;
-	if (p != MAP_FAILED)
-		som_fill(p, 0, 64 * MiB, 4096, 9);
+	bad = som_fail_spare_add(dev) != 0;
 	som_fail_resume();
-	err = bad ? 0 : set_policy(fd, SOM_POLICY_BIND,
-				   1ULL << atoi(src_attr(SOM_FAIL_SPARE, "nodes")), 0);
-	som_fail_pause();
-	if (err) {
-		errno = -err;
-		bad += !som_errno_ok() && err != -EBUSY;
-	}
-	if (p != MAP_FAILED) {
-		bad += som_check(p, 0, 64 * MiB, 4096, 9) != -1;
-		bad += munmap(p, 64 * MiB) != 0;
-	}
-	if (fd >= 0)
-		close(fd);
+	p = som_fail_placed_64m(SOM_POLICY_BIND, 1, 9, &fd);
+	bad += p == MAP_FAILED;
+	if (!bad)
+		err = set_policy(fd, SOM_POLICY_BIND, som_fail_spare_nodes(), 0);
+	bad += som_fail_placed_done(p, fd, 9);
+	bad += som_move_unclean(err);
 	bad += src_remove(dev, SOM_FAIL_SPARE) != 0;
 	close(dev);
 	return bad;
@@ -292,11 +313,9 @@ static inline int som_compact_cycle(void)
 	close(dev);
 	som_fail_resume();
 	if (!bad)
-		err = -som_sysfs_write("migration/compact", "1");
+		err = som_sysfs_write("migration/compact", "1");
 	som_fail_pause();
-	if (err && err != EBUSY && err != EAGAIN && err != ENOMEM &&
-	    err != ENOSPC && err != EINTR)
-		bad++;
+	bad += som_move_unclean(err);
 	if (p != MAP_FAILED) {
 		bad += som_check(p, 0, GiB, 64 * 1024, 11) != -1;
 		bad += munmap(p, GiB) != 0;
