@@ -1,44 +1,95 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What the fault-injection tests share: the n-th failure of this thread
- * (/proc/thread-self/fail-nth, the mechanism syzkaller uses), and the life
- * cycles they run with it armed. A cycle returns the number of unclean
- * failures it saw: a step may fail, but only with one of the errors its
- * caller can expect (or SIGBUS for a hole that cannot be filled), and
- * never leave memory the pool misses. Include after som_util.h and
- * som_pool_util.h.
+ * What the fault-injection tests share: one armed failure, the n-th check
+ * of a fault-injection capability, and the life cycles they run with it
+ * armed. A cycle returns the number of unclean failures it saw: a step may
+ * fail, but only with one of the errors its caller can expect (or SIGBUS
+ * for a hole that cannot be filled), and never leave memory the pool
+ * misses. Include after som_util.h and som_pool_util.h.
+ *
+ * Two ways to count to n:
+ * - this thread's checks (/proc/thread-self/fail-nth, the mechanism
+ *   syzkaller uses), for failslab and fail_page_alloc;
+ * - fail_function's calls of its function, anywhere: its "space" lets the
+ *   first n - 1 calls pass and "times" = 1 fails one. fail-nth cannot
+ *   count those: on x86 a kprobe's handler runs from the int3 trap in NMI
+ *   context, where fail-nth and the task filter do not apply.
  */
 #ifndef SOM_FAIL_CYCLES_H
 #define SOM_FAIL_CYCLES_H
 
 #include <linux/falloc.h>
 
-/* The armed failure of this thread: set up by som_fail_arm(). */
+#define SOM_FEI		"/sys/kernel/debug/fail_function/"
+
+/* The armed failure: set up by som_fail_open(), som_fail_arm(). */
 struct som_fail {
-	int fd;		/* /proc/thread-self/fail-nth */
+	int fd;		/* /proc/thread-self/fail-nth, or -1 */
+	int fei;	/* counting fail_function's calls instead */
 	long left;	/* checks still to pass before the failure */
 	int fired;	/* the failure was injected */
+	int paused;	/* disarmed by som_fail_pause() */
 };
 
 static struct som_fail som_fail = { .fd = -1 };
 
+/* Let the next @nth - 1 checks pass and fail the @nth; 0 disarms. */
 static inline int som_fail_write(long nth)
 {
 	char buf[32];
 
 	snprintf(buf, sizeof(buf), "%ld", nth);
+	if (som_fail.fei) {
+		if (!nth)
+			return som_write_file(SOM_FEI "times", "0");
+		return som_write_file(SOM_FEI "space", buf) ||
+		       som_write_file(SOM_FEI "times", "1") ? -1 : 0;
+	}
 	return pwrite(som_fail.fd, buf, strlen(buf), 0) ==
 	       (ssize_t)strlen(buf) ? 0 : -1;
 }
 
-static inline int som_fail_open(void)
+/* The checks still to pass; 0 once the failure was injected. */
+static inline long som_fail_left(void)
 {
-	som_fail.fd = open("/proc/thread-self/fail-nth", O_RDWR);
-	return som_fail.fd;
+	char buf[32] = "";
+
+	if (som_fail.fei)
+		return som_read_ll(SOM_FEI "times") ?
+		       som_read_ll(SOM_FEI "space") : 0;
+	if (pread(som_fail.fd, buf, sizeof(buf) - 1, 0) <= 0)
+		return -1;
+	return atol(buf);
 }
 
+/* Count this thread's checks: 0 or -1. */
+static inline int som_fail_open(void)
+{
+	som_fail.fei = 0;
+	som_fail.fd = open("/proc/thread-self/fail-nth", O_RDWR);
+	return som_fail.fd < 0 ? -1 : 0;
+}
+
+/* Count fail_function's calls of the function it injects: 0 or -1. */
+static inline int som_fail_open_fei(void)
+{
+	som_fail.fei = 1;
+	return som_write_file(SOM_FEI "times", "0") ||
+	       som_write_file(SOM_FEI "interval", "1") ||
+	       som_write_file(SOM_FEI "verbose", "0") ||
+	       som_write_file(SOM_FEI "probability", "100") ? -1 : 0;
+}
+
+/* Disarm, and put fail_function's attributes back to their defaults. */
 static inline void som_fail_close(void)
 {
+	if (som_fail.fei) {
+		som_write_file(SOM_FEI "probability", "0");
+		som_write_file(SOM_FEI "space", "0");
+		som_write_file(SOM_FEI "times", "1");
+		som_fail.fei = 0;
+		return;
+	}
 	if (som_fail.fd < 0)
 		return;
 	som_fail_write(0);
@@ -46,10 +97,11 @@ static inline void som_fail_close(void)
 	som_fail.fd = -1;
 }
 
-/* Arm: the @nth fault-injection check of this thread fails. */
+/* Arm: the @nth check fails. */
 static inline int som_fail_arm(long nth)
 {
 	som_fail.fired = 0;
+	som_fail.paused = 0;
 	som_fail.left = nth;
 	return som_fail_write(nth);
 }
@@ -60,18 +112,19 @@ static inline int som_fail_arm(long nth)
  */
 static inline void som_fail_pause(void)
 {
-	char buf[32] = "";
-
-	if (som_fail.fired || !som_fail.left)
+	if (som_fail.fired || som_fail.paused || !som_fail.left)
 		return;
-	if (pread(som_fail.fd, buf, sizeof(buf) - 1, 0) > 0)
-		som_fail.left = atol(buf);
+	som_fail.left = som_fail_left();
 	som_fail.fired = som_fail.left == 0;
+	som_fail.paused = 1;
 	som_fail_write(0);
 }
 
 static inline void som_fail_resume(void)
 {
+	if (!som_fail.paused)
+		return;
+	som_fail.paused = 0;
 	if (!som_fail.fired && som_fail.left)
 		som_fail_write(som_fail.left);
 }
