@@ -202,8 +202,8 @@ static inline int som_file_cycle(void)
 	} else {
 		bad += !som_errno_ok();
 	}
-	/* A whole GiB: one chunk, no 2 MiB blocks. */
-	if (ftruncate(fd, GiB))
+	/* A whole GiB of nothing yet: one chunk, no 2 MiB blocks. */
+	if (ftruncate(fd, 0) || ftruncate(fd, GiB))
 		bad += !som_errno_ok();
 	else if (fallocate(fd, 0, 0, GiB))
 		bad += !som_errno_ok();

@@ -61,7 +61,6 @@ FEI_VARIANT(mover_lock_source, som_mover_lock, EAGAIN, source);
 FEI_VARIANT(assemble_begin_compact, som_pool_assemble_begin, EBUSY, compact);
 FEI_VARIANT(mover_assemble_compact, som_mover_assemble, EBUSY, compact);
 FEI_VARIANT(mover_lock_compact, som_mover_lock, EAGAIN, compact);
-FEI_VARIANT(region_fill_compact, som_region_fill, ENOMEM, compact);
 FEI_VARIANT(mover_lock_policy, som_mover_lock, EAGAIN, policy);
 
 static int fei_set(const char *file, const char *val)
