@@ -917,7 +917,6 @@ int som_pool_insert(struct som_pool *pool, struct list_head *chunks)
 	return 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(som_pool_insert);
-ALLOW_ERROR_INJECTION(som_pool_insert, ERRNO);
 
 /**
  * som_pool_add_chunk() - add 1 GiB of physical memory to the pool

@@ -289,8 +289,7 @@ static inline int som_source_cycle(void)
 	if (err) {
 		close(dev);
 		errno = -err;
-		/* som_pool_insert()'s EEXIST: the chunk is in the pool already. */
-		return !som_errno_ok() && err != -EEXIST;
+		return !som_errno_ok();
 	}
 	p = som_fail_placed_64m(SOM_POLICY_PREFERRED, som_fail_spare_nodes(),
 				7, &fd);

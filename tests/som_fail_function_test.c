@@ -55,7 +55,6 @@ FEI_VARIANT(region_fill_dev, som_region_fill, ENOMEM, dev);
 FEI_VARIANT(region_fill_file, som_region_fill, ENOMEM, file);
 FEI_VARIANT(region_allocate_file, som_region_allocate, ENOMEM, file);
 FEI_VARIANT(chunk_create_source, som_chunk_create, ENOMEM, source);
-FEI_VARIANT(pool_insert_source, som_pool_insert, EEXIST, source);
 FEI_VARIANT(migrate_region_out_source, som_migrate_region_out, ENOSPC, source);
 FEI_VARIANT(mover_lock_source, som_mover_lock, EAGAIN, source);
 FEI_VARIANT(assemble_begin_compact, som_pool_assemble_begin, EBUSY, compact);
