@@ -42,6 +42,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/delay.h>
+#include <linux/error-injection.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
 #include <linux/sched/mm.h>
@@ -116,6 +117,7 @@ int som_mover_lock(struct som_mover *mv, struct som_region *region)
 		som_mover_unlock(mv);
 	return err;
 }
+ALLOW_ERROR_INJECTION(som_mover_lock, ERRNO);
 
 /**
  * som_mover_unlock() - undo som_mover_lock()
@@ -324,6 +326,7 @@ int som_mover_assemble(struct som_mover *mv, pgoff_t first,
 	}
 	return 0;
 }
+ALLOW_ERROR_INJECTION(som_mover_assemble, ERRNO);
 
 /*
  * Is the GiB at @first of a locked region backed by one chunk, in order?
@@ -453,6 +456,7 @@ int som_migrate_region_out(struct som_region *region,
 	} while (!err && entry);
 	return err;
 }
+ALLOW_ERROR_INJECTION(som_migrate_region_out, ERRNO);
 
 /**
  * som_migrate_out() - move every region's blocks out of some chunks

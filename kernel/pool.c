@@ -33,6 +33,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <kunit/visibility.h>
+#include <linux/error-injection.h>
 #include <linux/io.h>
 #include <linux/numa.h>
 #include <linux/sched.h>
@@ -647,6 +648,7 @@ int som_pool_reserve(struct som_pool *pool, struct som_claim *claim,
 	return 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(som_pool_reserve);
+ALLOW_ERROR_INJECTION(som_pool_reserve, ERRNO);
 
 /**
  * som_claim_set_policy() - change the placement policy of a claim
@@ -862,6 +864,7 @@ struct som_chunk *som_chunk_create(struct som_pool *pool, phys_addr_t phys,
 	return chunk;
 }
 EXPORT_SYMBOL_IF_KUNIT(som_chunk_create);
+ALLOW_ERROR_INJECTION(som_chunk_create, ERRNO);
 
 /**
  * som_chunk_destroy() - free a chunk that is not in a pool
@@ -1179,6 +1182,7 @@ out_unlock:
 	return err;
 }
 EXPORT_SYMBOL_IF_KUNIT(som_pool_assemble_begin);
+ALLOW_ERROR_INJECTION(som_pool_assemble_begin, ERRNO);
 
 /**
  * som_pool_assemble_end() - give a chunk set aside back to its set

@@ -30,6 +30,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/error-injection.h>
 #include <linux/mm.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
@@ -460,6 +461,7 @@ out_unlock:
 	mutex_unlock(&region->lock);
 	return err;
 }
+ALLOW_ERROR_INJECTION(som_region_map, ERRNO);
 
 /**
  * som_region_open() - account a VMA copied from one of the region's VMAs
@@ -573,6 +575,7 @@ int som_region_fill(struct som_region *region, pgoff_t idx,
 	*bfn = block;
 	return 0;
 }
+ALLOW_ERROR_INJECTION(som_region_fill, ERRNO);
 
 /*
  * Back the SOM_BLOCKS_PER_CHUNK indices from @first (1 GiB aligned) with
@@ -887,6 +890,7 @@ int som_region_allocate(struct som_region *region, loff_t from, loff_t to)
 	}
 	return 0;
 }
+ALLOW_ERROR_INJECTION(som_region_allocate, ERRNO);
 
 /**
  * som_region_punch() - make [from, to) of a som file a hole

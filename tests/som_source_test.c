@@ -267,6 +267,7 @@ TEST_F(source, bad_arguments_are_refused)
  */
 TEST_F(source, reserved_range_is_added_used_and_removed)
 {
+	char line[2 * SOM_SOURCE_NAME_LEN];
 	struct som_source_args a;
 	uint64_t size, start;
 	long long meta;
@@ -313,7 +314,12 @@ TEST_F(source, reserved_range_is_added_used_and_removed)
 	a.name[0] = '\0';
 	ASSERT_EQ(0, src_add(self->dev, &a));
 	EXPECT_EQ(0, strncmp(a.name, "reserved@", 9));
-	EXPECT_EQ(0, src_remove(self->dev, a.name));
+	/* And go through sysfs, as `echo NAME > remove_source` does it. */
+	EXPECT_EQ(-ENOENT, som_sysfs_write("remove_source", "no-such-source\n"));
+	snprintf(line, sizeof(line), "%s\n", a.name);
+	EXPECT_EQ(0, som_sysfs_write("remove_source", line));
+	EXPECT_EQ(self->total, som_stat("total_bytes"));
+	EXPECT_EQ(-ENOENT, src_remove(self->dev, a.name));
 }
 
 /*

@@ -428,6 +428,48 @@ TEST_F(som, small_mapping_reserves_a_whole_block)
 	EXPECT_EQ(0, munmap(p, 4 * KiB));
 }
 
+/*
+ * The counters of what som's metadata and zeroing cost: a mapping's
+ * region table is in region_metadata_bytes (and in metadata_bytes) while
+ * it lives; memory freed dirty is zeroed by the worker, which counts the
+ * bytes and the time.
+ */
+TEST_F(som, metadata_and_zeroing_counters_follow_a_mapping)
+{
+	long long region = som_stat("region_metadata_bytes");
+	long long meta = som_stat("metadata_bytes");
+	long long zeroed = som_stat("zero_worker_bytes");
+	long long ns = som_stat("zero_worker_ns");
+	size_t off;
+	int tries;
+	char *p;
+
+	ASSERT_LE(0, region);
+	ASSERT_LE(0, som_stat("zero_fault_bytes"));
+	ASSERT_LE(0, som_stat("zero_fault_ns"));
+	p = som_map(self->fd, 64 * MiB);
+	ASSERT_NE(MAP_FAILED, p);
+	for (off = 0; off < 64 * MiB; off += 2 * MiB)
+		p[off] = 1;
+	EXPECT_LT(region, som_stat("region_metadata_bytes"));
+	EXPECT_EQ(som_stat("region_metadata_bytes") - region,
+		  som_stat("metadata_bytes") - meta);
+	EXPECT_EQ(0, munmap(p, 64 * MiB));
+	close(self->fd);
+	self->fd = open(SOM_DEV, O_RDWR);
+	ASSERT_LE(0, self->fd);
+	EXPECT_EQ(region, som_stat("region_metadata_bytes"));
+	EXPECT_EQ(meta, som_stat("metadata_bytes"));
+	/* 32 dirty blocks: the worker zeroes them (wait up to 60 s). */
+	for (tries = 0; tries < 600; tries++) {
+		if (som_stat("zero_worker_bytes") - zeroed >= 64 * (long long)MiB)
+			break;
+		usleep(100000);
+	}
+	EXPECT_LE(64 * (long long)MiB, som_stat("zero_worker_bytes") - zeroed);
+	EXPECT_LT(ns, som_stat("zero_worker_ns"));
+}
+
 /* Debugger access at each entry size. */
 FIXTURE(som_debug) {
 	int fd;

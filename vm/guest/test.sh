@@ -209,6 +209,36 @@ make_dax() {
 	tap "$rc" "device DAX dax0.0 from legacy pmem $SOM_PMEM"
 }
 
+# The coverage of som.ko (debug tier, where it is built with gcov): the
+# kernel keeps a module's counters across unloads (gcov_persist) and adds
+# every load's to them, so after the last unload they hold the whole
+# suite. Each .gcda file goes to the host as hex between marker lines (hex
+# cannot spell a word the host's log scan fails on; base64 can), with its
+# size; vm/lib/coverage.sh turns them into the report. Kernel messages
+# would break the hex lines: the console is quiet meanwhile, and what the
+# kernel logged is printed after.
+coverage_send() {
+	gcda=$(find /sys/kernel/debug/gcov -name vma.gcda 2>/dev/null | head -n 1)
+	if [ -z "$gcda" ]; then
+		tap 1 "coverage: no gcov counters of som.ko in /sys/kernel/debug/gcov"
+		return
+	fi
+	files=0
+	dmesg -c >/dev/null
+	read -r level rest </proc/sys/kernel/printk
+	echo 1 >/proc/sys/kernel/printk
+	for f in "${gcda%/*}"/*.gcda; do
+		cat "$f" >/tmp/cov.gcda
+		echo "SOM-GCOV-FILE ${f##*/} $(wc -c </tmp/cov.gcda)"
+		od -An -v -tx1 /tmp/cov.gcda | tr -d ' '
+		files=$((files + 1))
+	done
+	echo "SOM-GCOV-END"
+	echo "$level" >/proc/sys/kernel/printk
+	dmesg
+	tap 0 "coverage: counters of $files files of som.ko sent"
+}
+
 status=0
 echo "# tier: $SOM_TIER ($(uname -r))"
 echo "# NUMA: $(ls -d /sys/devices/system/node/node* | wc -l) nodes; 1 GiB hugetlb pages free: $(cat /sys/kernel/mm/hugepages/hugepages-1048576kB/free_hugepages 2>/dev/null); ZONE_MOVABLE MiB per node: $(awk '/zone +Movable/ { m = 1 } m && /present/ { printf "%d ", $2 / 256; m = 0 }' /proc/zoneinfo)"
@@ -272,4 +302,5 @@ tap "$rc" module_unload
 [ "$rc" -eq 0 ] || status=1
 
 [ -n "$km" ] && leak_scan_end
+[ -d /sys/kernel/debug/gcov ] && coverage_send
 exit "$status"

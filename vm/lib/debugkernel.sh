@@ -106,7 +106,7 @@ som_debug_build_module() {
 	rm -f "$dir"/*.mod.c
 	cp -r "$SOM_KERNEL_DIR/../include" "$top/include"
 	log "building module for the debug kernel in $dir"
-	make -C "$SOM_DEBUG_KBUILD" M="$dir" CC=gcc-12 HOSTCC=gcc-12 \
+	make -C "$SOM_DEBUG_KBUILD" M="$dir" CC=gcc-12 HOSTCC=gcc-12 SOM_COVERAGE=1 \
 		-j"$(njobs)" modules
 	SOM_DEBUG_MODULE=$dir/som.ko
 	SOM_DEBUG_KUNIT=$dir/som_pool_kunit.ko

@@ -8,6 +8,9 @@
 #   /som/bin/           qemu-exit and every program from tests/out, demo/out
 #   /som/manifest       tests/manifest: the test binaries the guest must run
 #   /som/guest/         everything in vm/guest/ (test.sh, demo.sh, ...)
+#   /som/somfuzz/       somfuzz's seed corpus (corpus/, from
+#                       tests/somfuzz/corpus and the directories of
+#                       SOM_FUZZ_CORPUS_EXTRA) and reproducers (repro/)
 #   /som/modules/       in-kernel modules som.ko depends on (plus the ones
 #                       named in SOM_VM_MODULES), uncompressed, and
 #                       `order`, the list init insmods before the guest script
@@ -117,6 +120,15 @@ som_initramfs() {
 	done
 	cp "$SOM_QEMU_EXIT" "$root/som/bin/"
 	cp "$SOM_TESTS_DIR/manifest" "$root/som/manifest"
+	mkdir -p "$root/som/somfuzz/corpus" "$root/som/somfuzz/repro"
+	for f in "$SOM_TESTS_DIR"/somfuzz/corpus/* ${SOM_FUZZ_CORPUS_EXTRA:+"$SOM_FUZZ_CORPUS_EXTRA"/*}; do
+		[[ -f $f ]] || continue
+		cp "$f" "$root/som/somfuzz/corpus/"
+	done
+	for f in "$SOM_TESTS_DIR"/somfuzz/repro/*; do
+		[[ -f $f ]] || continue
+		cp "$f" "$root/som/somfuzz/repro/"
+	done
 	stage_programs "$root"
 	for f in "${SOM_BINARIES[@]}"; do
 		cp "$f" "$root/som/bin/"
