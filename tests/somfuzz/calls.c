@@ -35,6 +35,20 @@ static int sf_fd_arg(struct sf_thread *t, int kind, uint64_t n)
 	return sf_res_get(t, kind, n, &r, NULL) ? r.fd : -1;
 }
 
+/* A new descriptor of @kind as a resource; its result, or -errno. */
+static long sf_new_fd(struct sf_thread *t, int kind, int fd)
+{
+	struct sf_res r = { .kind = kind };
+
+	if (fd < 0)
+		return -errno;
+	r.fd = fd;
+	r.obj = sf_new_obj(t);
+	if (sf_res_add(t, &r) < 0)
+		close(fd);
+	return fd;
+}
+
 /*
  * SOMFUZZ_DEV names another device to open instead of /dev/som: only for
  * trying the fuzzer itself out where som.ko is not loaded (/dev/zero
@@ -44,20 +58,10 @@ static int sf_fd_arg(struct sf_thread *t, int kind, uint64_t n)
 long sf_call_open_dev(struct sf_thread *t, const uint64_t *a)
 {
 	static const char *dev;
-	struct sf_res r = { .kind = SF_R_DEV };
-	int fd;
 
 	if (!dev)
 		dev = getenv("SOMFUZZ_DEV") ? getenv("SOMFUZZ_DEV") : "/dev/som";
-	fd = open(dev, (int)a[0]);
-
-	if (fd < 0)
-		return -errno;
-	r.fd = fd;
-	r.obj = sf_new_obj(t);
-	if (sf_res_add(t, &r) < 0)
-		close(fd);
-	return fd;
+	return sf_new_fd(t, SF_R_DEV, open(dev, (int)a[0]));
 }
 
 long sf_call_close(struct sf_thread *t, const uint64_t *a)
@@ -77,18 +81,10 @@ long sf_call_file(struct sf_thread *t, const uint64_t *a)
 		.flags = (uint32_t)a[2], .__pad = (uint32_t)a[3], .size = a[1],
 		.__reserved = { a[4], 0 },
 	};
-	struct sf_res r = { .kind = SF_R_FILE };
-	int fd;
 
-	fd = ioctl(sf_fd_arg(t, SF_R_DEV, a[0]), SOM_IOC_FILE,
-		   sf_ptr(a[5], &args, sizeof(args)));
-	if (fd < 0)
-		return -errno;
-	r.fd = fd;
-	r.obj = sf_new_obj(t);
-	if (sf_res_add(t, &r) < 0)
-		close(fd);
-	return fd;
+	return sf_new_fd(t, SF_R_FILE,
+			 ioctl(sf_fd_arg(t, SF_R_DEV, a[0]), SOM_IOC_FILE,
+			       sf_ptr(a[5], &args, sizeof(args))));
 }
 
 long sf_call_mmap(struct sf_thread *t, const uint64_t *a)
