@@ -72,13 +72,20 @@ static int sf_corpus_add(struct sf_prog **progs, int *n, int *cap,
 	return 0;
 }
 
-int sf_load_dir(const char *dir, struct sf_prog **progs, int *n, int *cap)
+/*
+ * Call @fn on each regular file of @dir but dot files, open for reading;
+ * -1 if @dir cannot be read, else the sum of what @fn returned.
+ */
+static int sf_each_file(const char *dir,
+			int (*fn)(FILE *f, const char *path, const char *name,
+				  void *arg),
+			void *arg)
 {
-	struct sf_prog tmp[16];
-	char path[512], err[256];
+	char path[512];
 	struct dirent *de;
-	int i, got, bad = 0;
+	struct stat sb;
 	DIR *d = opendir(dir);
+	int sum = 0;
 	FILE *f;
 
 	if (!d)
@@ -87,21 +94,47 @@ int sf_load_dir(const char *dir, struct sf_prog **progs, int *n, int *cap)
 		if (de->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (stat(path, &sb) || !S_ISREG(sb.st_mode))
+			continue;
 		f = fopen(path, "r");
 		if (!f)
 			continue;
-		got = sf_prog_parse(f, tmp, 16, err, sizeof(err));
+		sum += fn(f, path, de->d_name, arg);
 		fclose(f);
-		if (got < 0) {
-			fprintf(stderr, "somfuzz: %s: %s\n", path, err);
-			bad++;
-			continue;
-		}
-		for (i = 0; i < got; i++)
-			sf_corpus_add(progs, n, cap, &tmp[i]);
 	}
 	closedir(d);
-	return bad;
+	return sum;
+}
+
+struct sf_corpus_in {
+	struct sf_prog **progs;
+	int *n, *cap;
+};
+
+static int sf_load_file(FILE *f, const char *path, const char *name,
+			void *arg)
+{
+	struct sf_corpus_in *in = arg;
+	struct sf_prog tmp[16];
+	char err[256];
+	int i, got;
+
+	(void)name;
+	got = sf_prog_parse(f, tmp, 16, err, sizeof(err));
+	if (got < 0) {
+		fprintf(stderr, "somfuzz: %s: %s\n", path, err);
+		return 1;
+	}
+	for (i = 0; i < got; i++)
+		sf_corpus_add(in->progs, in->n, in->cap, &tmp[i]);
+	return 0;
+}
+
+int sf_load_dir(const char *dir, struct sf_prog **progs, int *n, int *cap)
+{
+	struct sf_corpus_in in = { progs, n, cap };
+
+	return sf_each_file(dir, sf_load_file, &in);
 }
 
 /* FNV-1a of a program's text: its file name in the corpus. */
@@ -447,39 +480,32 @@ void sf_print_calls(FILE *f, const char *prefix)
 		fputc('\n', f);
 }
 
-int sf_dump_hex(const char *dir, const char *prefix)
+static int sf_dump_file(FILE *f, const char *path, const char *name,
+			void *arg)
 {
+	const char *prefix = arg;
 	unsigned char buf[32];
-	char path[512];
-	struct dirent *de;
 	struct stat sb;
 	size_t n, i;
-	DIR *d = opendir(dir);
-	FILE *f;
 
-	if (!d)
-		return -1;
-	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		if (stat(path, &sb) || !S_ISREG(sb.st_mode))
-			continue;
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		printf("SOMFUZZ-FILE %s/%s %lld\n", prefix, de->d_name,
-		       (long long)sb.st_size);
-		while ((n = fread(buf, 1, sizeof(buf), f)) > 0) {
-			printf("SOMFUZZ-HEX ");
-			for (i = 0; i < n; i++)
-				printf("%02x", buf[i]);
-			printf("\n");
-		}
-		printf("SOMFUZZ-END %s/%s\n", prefix, de->d_name);
-		fclose(f);
+	(void)path;
+	if (fstat(fileno(f), &sb))
+		return 0;
+	printf("SOMFUZZ-FILE %s/%s %lld\n", prefix, name, (long long)sb.st_size);
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0) {
+		printf("SOMFUZZ-HEX ");
+		for (i = 0; i < n; i++)
+			printf("%02x", buf[i]);
+		printf("\n");
 	}
-	closedir(d);
-	fflush(stdout);
+	printf("SOMFUZZ-END %s/%s\n", prefix, name);
 	return 0;
+}
+
+int sf_dump_hex(const char *dir, const char *prefix)
+{
+	int err = sf_each_file(dir, sf_dump_file, (void *)prefix);
+
+	fflush(stdout);
+	return err < 0 ? -1 : 0;
 }
