@@ -240,6 +240,27 @@ uint64_t sf_tag(uint64_t serial, int proc, int obj, int file)
 	       (file ? 1 : 0);
 }
 
+/*
+ * A som file cut to a size that is not a multiple of 8 keeps the bytes
+ * below its end: the low bytes (little-endian, they come first) of a file
+ * tag of this program, the rest zeroed by the truncation. Bytes 0 and 1
+ * (process, object, the file bit) are free but for the file bit; the
+ * bytes kept above them must be this program's serial and the magic.
+ */
+static int sf_tag_truncated(const struct sf_thread *t, uint64_t w)
+{
+	uint64_t want = SF_TAG_MAGIC << 48 |
+			(t->ex->serial & 0xffffffffULL) << 16, mask;
+	int k;
+
+	for (k = 1; k < 8; k++) {
+		mask = (1ULL << (8 * k)) - 1;
+		if (!(w & ~mask))
+			return (w & 1) && !((w ^ want) & mask & ~0xffffULL);
+	}
+	return 0;
+}
+
 int sf_tag_check(struct sf_thread *t, const struct sf_res *m, uint64_t off,
 		 uint64_t w)
 {
@@ -247,6 +268,8 @@ int sf_tag_check(struct sf_thread *t, const struct sf_res *m, uint64_t off,
 	int proc = (int)(w >> 8) & 0xff, file = (int)(w & 1);
 	const char *what = m->map_file ? "som file" : "/dev/som";
 
+	if (m->map_file && sf_tag_truncated(t, w))
+		return 0;
 	if (w >> 48 != SF_TAG_MAGIC) {
 		sf_finding("%s mapping of program %llu, process %d, reads %#llx at offset %#llx: nothing any program wrote",
 			   what, (unsigned long long)t->ex->serial, t->proc,
