@@ -124,10 +124,14 @@ long sf_call_mmap(struct sf_thread *t, const uint64_t *a)
 	 * The first mapping of a /dev/som region is new memory of the
 	 * caller's: its first word reads zero, wherever its block was
 	 * before. (A later one may map offsets an earlier one still maps.)
-	 * One word: each read faults in a block, or a GiB.
+	 * One word: each read faults in a block, or a GiB. Not once the
+	 * program has started a thread: from the moment mmap() returns, the
+	 * other thread may write its tag there, through the new resource or
+	 * through an old one of the same addresses that it copied before.
 	 */
 	first = fd_slot >= 0 && !sf_res_mark_mapped(t, fd_slot);
-	if (first && slot >= 0 && !m.map_file && (prot & PROT_READ))
+	if (first && slot >= 0 && !m.map_file && (prot & PROT_READ) &&
+	    !sf_threads_started(t))
 		sf_touch(t, &m, 0, 8, 8, 3);
 	return 0;
 }
@@ -388,6 +392,8 @@ long sf_call_ioc_source_add(struct sf_thread *t, const uint64_t *a)
 		s.size = 0;
 	}
 	sf_source_name(a[5], s.name);
+	if (!sf_may_add_gib())
+		return SF_NOOP;
 	if (ioctl(dev, SOM_IOC_SOURCE_ADD, sf_ptr(a[7], &s, sizeof(s))))
 		return -errno;
 	memcpy(r.name, s.name, sizeof(r.name));
@@ -544,6 +550,8 @@ long sf_call_sysfs_write(struct sf_thread *t, const uint64_t *a)
 				 (unsigned long long)(spare >> 30) + 64);
 		else
 			snprintf(val, sizeof(val), "%s", ranges[v]);
+		if (!sf_may_add_gib())
+			return SF_NOOP;
 		return sf_sysfs_write("add_range", val);
 	default:
 		if (v < 2 && sf_res_get(t, SF_R_SRC, a[2], &src, NULL))
@@ -602,7 +610,8 @@ static void sf_background_body(struct sf_thread *t, const uint64_t *a)
 	sf_env_range("SOM_SPARE_RANGES", &spare_size, &spare);
 	/* Adding and removing a GiB is slow under TCG: two rounds. */
 	if (a[0] % 5 == 1 || a[0] % 5 == 4)
-		rounds = rounds < 2 ? rounds : 2;
+		rounds = !rounds || !sf_may_add_gib() ? 0 :
+			 rounds < 2 ? rounds : 2;
 	for (r = 0; r < rounds; r++) {
 		sf_kcov_start(t->kcov);
 		switch (a[0] % 5) {

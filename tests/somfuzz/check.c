@@ -5,9 +5,10 @@
  * - the kernel log: a checker's report (KASAN, lockdep, a WARNING, a BUG,
  *   a bad page-table entry) among the lines /dev/kmsg has for us since
  *   the last look;
- * - the pool: once the program's processes and threads are gone and its
- *   sources removed, free_bytes equals total_bytes, nothing is reserved
- *   and total_bytes is what it was (the zeroing worker never changes
+ * - the pool: once the program's processes and threads are gone,
+ *   free_bytes equals total_bytes and nothing is reserved; once the
+ *   executor is gone and the sources its programs added are removed,
+ *   total_bytes is what it was too (the zeroing worker never changes
  *   free_bytes, but a pass of compaction or a region's last reference
  *   may lag: poll for a while);
  * - data tags: every word a program writes is a tag naming the program
@@ -172,16 +173,26 @@ int sf_source_in_baseline(const char *name)
 	return 0;
 }
 
-/* Remove every source the program added; set compact_rate back. */
-void sf_pool_restore(struct sf_exec *ex)
+/* Set compact_rate back if the program wrote it. */
+void sf_rate_restore(struct sf_exec *ex)
+{
+	if (ex->changed_rate && sf_base_rate[0])
+		sf_sysfs_write("migration/compact_rate", sf_base_rate);
+}
+
+/*
+ * Remove every source the executor's programs added (they stay from one
+ * program to the next: a later program may use or remove them, and adding
+ * a GiB is too slow to do again for each program). A source that a
+ * region's last reference still holds is tried again for a while.
+ */
+void sf_sources_restore(void)
 {
 	struct timespec ts = { 0, 20 * 1000 * 1000 };
 	struct dirent *de;
 	int tries, extra;
 	DIR *d;
 
-	if (ex->changed_rate && sf_base_rate[0])
-		sf_sysfs_write("migration/compact_rate", sf_base_rate);
 	if (sf_sysfs_ll("total_bytes") == sf_base_total)
 		return;
 	for (tries = 0; tries < 100; tries++) {
@@ -210,7 +221,11 @@ static int64_t sf_now_ms(void)
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
-int sf_pool_check(const char *when)
+/*
+ * The pool whole: every block free, nothing reserved, and when @sources,
+ * no source but those of the baseline (total_bytes as it was).
+ */
+int sf_pool_check(const char *when, int sources)
 {
 	struct timespec ts = { 0, 10 * 1000 * 1000 };
 	long long total, free, reserved;
@@ -222,7 +237,8 @@ int sf_pool_check(const char *when)
 		total = sf_sysfs_ll("total_bytes");
 		free = sf_sysfs_ll("free_bytes");
 		reserved = sf_sysfs_ll("reserved_bytes");
-		if (total == sf_base_total && free == total && !reserved)
+		if ((!sources || total == sf_base_total) && free == total &&
+		    !reserved)
 			return 0;
 		if (sf_now_ms() > deadline)
 			break;

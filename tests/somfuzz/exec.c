@@ -159,6 +159,31 @@ void *sf_ptr(enum sf_ptr kind, void *good, size_t size)
 	}
 }
 
+/*
+ * Adding a source brings a GiB the zeroing worker clears (about 0.3 s
+ * under TCG, the time of a thousand other calls) and that removing it
+ * may clear again: while fuzzing, calls that would add one go ahead at
+ * most SF_GIB_ADDS_PER_MIN times a minute, and are left out (not run,
+ * not counted) beyond. A replay runs every call.
+ */
+#define SF_GIB_ADDS_PER_MIN	20
+
+int sf_may_add_gib(void)
+{
+	int64_t start = sf_shared->run_start_ms, now;
+	struct timespec ts;
+
+	if (!start)
+		return 1;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+	if (__atomic_load_n(&sf_shared->gib_adds, __ATOMIC_RELAXED) >
+	    (uint64_t)((now - start) * SF_GIB_ADDS_PER_MIN / 60000) + 1)
+		return 0;
+	__atomic_fetch_add(&sf_shared->gib_adds, 1, __ATOMIC_RELAXED);
+	return 1;
+}
+
 /* Resources. FD arguments count DEV and FILE resources together. */
 static int sf_res_match(const struct sf_res *r, int kind)
 {
@@ -235,6 +260,17 @@ int sf_res_mark_mapped(struct sf_thread *t, int slot)
 	t->ex->res[slot].mapped = 1;
 	pthread_mutex_unlock(&t->ex->lock);
 	return was;
+}
+
+/* Has the program started a thread (that may still run)? */
+int sf_threads_started(struct sf_thread *t)
+{
+	int n;
+
+	pthread_mutex_lock(&t->ex->lock);
+	n = t->ex->nthreads;
+	pthread_mutex_unlock(&t->ex->lock);
+	return n > 0;
 }
 
 static void sf_kill_overlap_locked(struct sf_exec *ex, uint64_t addr,
@@ -345,7 +381,7 @@ static void sf_run_range(struct sf_thread *t, int from, int to);
 static void sf_run_call(struct sf_thread *t, const struct sf_call *c)
 {
 	const struct sf_call_desc *d = &sf_calls[c->desc];
-	uint64_t new_bits;
+	uint64_t new_bits, t0 = sf_ns();
 	long ret;
 
 	sf_kcov_start(t->kcov);
@@ -353,6 +389,8 @@ static void sf_run_call(struct sf_thread *t, const struct sf_call *c)
 	new_bits = sf_kcov_collect(t->kcov);
 	if (ret == SF_NOOP)
 		return;
+	__atomic_fetch_add(&sf_shared->by_call[c->desc][2], sf_ns() - t0,
+			   __ATOMIC_RELAXED);
 	__atomic_fetch_add(&sf_shared->by_call[c->desc][0], 1, __ATOMIC_RELAXED);
 	if (ret >= 0)
 		__atomic_fetch_add(&sf_shared->by_call[c->desc][1], 1,
@@ -506,6 +544,7 @@ int sf_exec_prog(const struct sf_prog *p)
 {
 	static struct sf_exec ex;
 	struct sf_thread t;
+	uint64_t t0;
 	int i;
 
 	memset(&ex, 0, sizeof(ex));
@@ -525,8 +564,10 @@ int sf_exec_prog(const struct sf_prog *p)
 	for (i = 0; i < SF_MAX_CHILDREN; i++)
 		if (ex.children[i] > 0)
 			waitpid(ex.children[i], NULL, 0);
+	t0 = sf_ns();
 	sf_exec_cleanup(&ex);
-	sf_pool_restore(&ex);
+	sf_phase_add(SF_PH_CLEANUP, t0);
+	sf_rate_restore(&ex);
 	if (ex.new_bits)
 		return 2;
 	return 0;

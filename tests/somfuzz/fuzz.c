@@ -54,6 +54,20 @@ int sf_shared_init(void)
 	return 0;
 }
 
+/* What som's zeroing counters say when a run starts. */
+static const char *const sf_zero_files[4] = {
+	"zero_worker_bytes", "zero_worker_ns", "zero_fault_bytes",
+	"zero_fault_ns",
+};
+
+static void sf_zero_start(void)
+{
+	int i;
+
+	for (i = 0; i < 4; i++)
+		sf_shared->zero_at_start[i] = sf_sysfs_ll(sf_zero_files[i]);
+}
+
 static int sf_corpus_add(struct sf_prog **progs, int *n, int *cap,
 			 const struct sf_prog *p)
 {
@@ -174,6 +188,7 @@ static void sf_executor(const struct sf_opts *o, const struct sf_prog *corpus,
 			int ncorpus, uint64_t rnd, int64_t deadline, int kmsg)
 {
 	struct sf_prog p;
+	uint64_t t0 = sf_ns();
 	int b, r;
 
 	setpgid(0, 0);
@@ -182,6 +197,7 @@ static void sf_executor(const struct sf_opts *o, const struct sf_prog *corpus,
 			   strerror(errno));
 		_exit(1);
 	}
+	sf_phase_add(SF_PH_EXEC_INIT, t0);
 	for (b = 0; b < o->batch; b++) {
 		if (sf_ms() >= deadline ||
 		    (o->max_calls && sf_shared->calls >= o->max_calls))
@@ -189,7 +205,7 @@ static void sf_executor(const struct sf_opts *o, const struct sf_prog *corpus,
 		if (!ncorpus || sf_rand(&rnd) % 10 < 2) {
 			sf_prog_generate(&p, &rnd);
 		} else {
-			p = corpus[sf_rand(&rnd) % ncorpus];
+			p = *sf_corpus_pick(corpus, ncorpus, &rnd);
 			sf_prog_mutate(&p, corpus, ncorpus, &rnd);
 		}
 		sf_shared->ring[sf_shared->ring_head % SF_RING] = p;
@@ -199,9 +215,11 @@ static void sf_executor(const struct sf_opts *o, const struct sf_prog *corpus,
 		r = sf_exec_prog(&p);
 		__atomic_store_n(&sf_shared->prog_start_ms, 0, __ATOMIC_SEQ_CST);
 		sf_shared->progs++;
+		t0 = sf_ns();
 		if (sf_kmsg_check(kmsg) || sf_shared->finding ||
-		    sf_pool_check("after the program"))
+		    sf_pool_check("after the program", 0))
 			_exit(1);
+		sf_phase_add(SF_PH_CHECK, t0);
 		if (r == 2 && sf_shared->nnew < SF_NEWQ)
 			sf_shared->newq[sf_shared->nnew++] = p;
 	}
@@ -312,7 +330,7 @@ int sf_fuzz(const struct sf_opts *o, struct sf_stats *st)
 	struct sf_prog *corpus = NULL;
 	int ncorpus = 0, cap = 0, i, kmsg;
 	int64_t start = sf_ms(), deadline = start + o->seconds * 1000LL;
-	uint64_t rnd = (o->seed + 1) * 0x9e3779b97f4a7c15ULL | 1, first_head;
+	uint64_t rnd = (o->seed + 1) * 0x9e3779b97f4a7c15ULL | 1, first_head, t0;
 	int64_t last_report = start;
 	pid_t pid;
 
@@ -326,6 +344,8 @@ int sf_fuzz(const struct sf_opts *o, struct sf_stats *st)
 	if (o->corpus_out)
 		mkdir(o->corpus_out, 0755);
 	sf_pool_baseline();
+	sf_zero_start();
+	sf_shared->run_start_ms = start;
 	kmsg = sf_kmsg_open();
 
 	while (sf_ms() < deadline &&
@@ -352,7 +372,10 @@ int sf_fuzz(const struct sf_opts *o, struct sf_stats *st)
 				sf_save_prog(o->corpus_out, &sf_shared->newq[i]);
 		}
 		/* The executor's processes are gone: the pool is whole. */
-		if (sf_pool_check("after the executor exited")) {
+		t0 = sf_ns();
+		sf_sources_restore();
+		sf_phase_add(SF_PH_POOL, t0);
+		if (sf_pool_check("after the executor exited", 1)) {
 			snprintf(st->finding, sizeof(st->finding), "%s",
 				 sf_shared->finding_text);
 			st->findings++;
@@ -394,7 +417,7 @@ static void sf_replay_executor(const struct sf_prog *progs, int n, int kmsg)
 		__atomic_store_n(&sf_shared->prog_start_ms, 0, __ATOMIC_SEQ_CST);
 		sf_shared->progs++;
 		if (sf_kmsg_check(kmsg) || sf_shared->finding ||
-		    sf_pool_check("after the program"))
+		    sf_pool_check("after the program", 0))
 			_exit(1);
 	}
 	_exit(0);
@@ -413,6 +436,7 @@ int sf_replay(const char *path, struct sf_stats *st, int verbose)
 	memset(st, 0, sizeof(*st));
 	if (sf_shared_init())
 		return -1;
+	sf_zero_start();
 	if (!stat(path, &sb) && S_ISDIR(sb.st_mode)) {
 		if (sf_load_dir(path, &progs, &n, &cap)) {
 			snprintf(st->finding, sizeof(st->finding),
@@ -448,7 +472,9 @@ int sf_replay(const char *path, struct sf_stats *st, int verbose)
 	if (pid == 0)
 		sf_replay_executor(progs, n, kmsg);
 	ret = pid < 0 ? -1 : sf_supervise(pid, 120, st);
-	if (!ret && sf_pool_check("after the executor exited")) {
+	if (!ret)
+		sf_sources_restore();
+	if (!ret && sf_pool_check("after the executor exited", 1)) {
 		snprintf(st->finding, sizeof(st->finding), "%s",
 			 sf_shared->finding_text);
 		st->findings++;
@@ -461,8 +487,19 @@ int sf_replay(const char *path, struct sf_stats *st, int verbose)
 	return ret;
 }
 
+static uint64_t sf_calls_ns(void)
+{
+	uint64_t sum = 0;
+	int i;
+
+	for (i = 0; i < sf_ncalls; i++)
+		sum += sf_shared->by_call[i][2];
+	return sum;
+}
+
 void sf_print_calls(FILE *f, const char *prefix)
 {
+	long long zero[4];
 	int i, n = 0;
 
 	for (i = 0; i < sf_ncalls; i++) {
@@ -478,6 +515,25 @@ void sf_print_calls(FILE *f, const char *prefix)
 	}
 	if (n)
 		fputc('\n', f);
+	fprintf(f, "%s", prefix);
+	for (i = 0, n = 0; i < sf_ncalls; i++)
+		if (sf_shared->by_call[i][0])
+			fprintf(f, "%s %s %llu us", n++ ? "," : " mean time:",
+				sf_calls[i].name,
+				(unsigned long long)(sf_shared->by_call[i][2] /
+						     sf_shared->by_call[i][0] / 1000));
+	fprintf(f, "\n%s total ms in calls %llu; outside: cleanup %llu, sources removed %llu, checks %llu, executor setup %llu\n",
+		prefix, (unsigned long long)sf_calls_ns() / 1000000,
+		(unsigned long long)sf_shared->phase_ns[SF_PH_CLEANUP] / 1000000,
+		(unsigned long long)sf_shared->phase_ns[SF_PH_POOL] / 1000000,
+		(unsigned long long)sf_shared->phase_ns[SF_PH_CHECK] / 1000000,
+		(unsigned long long)sf_shared->phase_ns[SF_PH_EXEC_INIT] / 1000000);
+	for (i = 0; i < 4; i++)
+		zero[i] = sf_sysfs_ll(sf_zero_files[i]) -
+			  sf_shared->zero_at_start[i];
+	fprintf(f, "%s som zeroed meanwhile: %lld MiB ahead of time (%lld ms), %lld MiB in the callers (%lld ms)\n",
+		prefix, zero[0] >> 20, zero[1] / 1000000, zero[2] >> 20,
+		zero[3] / 1000000);
 }
 
 static int sf_dump_file(FILE *f, const char *path, const char *name,

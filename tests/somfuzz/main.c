@@ -28,7 +28,7 @@ static void sf_usage(FILE *f)
 		"  -o, --corpus-out DIR  save programs with new coverage in DIR\n"
 		"  -C, --crashes DIR   write reproducers in DIR (else print them)\n"
 		"  -t, --timeout N     seconds one program may run (90)\n"
-		"  -b, --batch N       programs per executor process (100)\n"
+		"  -b, --batch N       programs per executor process (500)\n"
 		"  -h, --help\n");
 }
 
@@ -76,7 +76,7 @@ int main(int argc, char **argv)
 		{ 0 }
 	};
 	struct sf_opts o = {
-		.seed = 1, .seconds = 60, .prog_timeout = 90, .batch = 100,
+		.seed = 1, .seconds = 60, .prog_timeout = 90, .batch = 500,
 	};
 	struct sf_stats st;
 	int c, replay = 0, dump = 0, generate = 0, i, status = 0;

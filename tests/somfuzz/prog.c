@@ -44,9 +44,10 @@ static const uint64_t sf_len_edges[] = {
 };
 
 /*
- * Lengths of a GiB and more: rare, since memory that large is not zeroed
- * again in time and a program that touches it zeroes it itself (about a
- * second a GiB under TCG).
+ * Lengths of a GiB and more: rare. Memory that large costs a GiB of
+ * zeroing (about 0.3 s under TCG) when a program touches or allocates it
+ * and again when it comes back, which is the time of about a thousand
+ * other calls; one length in 1,024 is one of these.
  */
 static const uint64_t sf_len_big[] = {
 	GiB - 4 * KiB, GiB - 2 * MiB, GiB, GiB + 2 * MiB, 2 * GiB, 3 * GiB,
@@ -59,9 +60,10 @@ static uint64_t sf_gen_len(uint64_t *rnd)
 {
 	uint64_t r = sf_rand(rnd);
 
+	if (r % 1024 == 0)
+		return sf_len_big[(r >> 10) % SF_NELEM(sf_len_big)];
 	switch (r % 32) {
 	case 0:
-		return sf_len_big[(r >> 8) % SF_NELEM(sf_len_big)];
 	case 1 ... 6:
 		return sf_len_edges[(r >> 8) % SF_NELEM(sf_len_edges)];
 	case 7 ... 10:
@@ -244,6 +246,41 @@ static int sf_insert_call(struct sf_prog *p, int pos, int desc,
 	return added + 1;
 }
 
+/*
+ * Does @p ask for a GiB or more somewhere (a length of up to a TiB: more
+ * than that fails at once)? Such programs are picked from the corpus as
+ * rarely as sf_gen_len() makes such lengths, or they would take most of
+ * the run's time.
+ */
+int sf_prog_is_big(const struct sf_prog *p)
+{
+	const struct sf_call_desc *d;
+	int i, j;
+
+	for (i = 0; i < p->ncalls; i++) {
+		d = &sf_calls[p->calls[i].desc];
+		for (j = 0; j < d->nargs; j++)
+			if (d->args[j].kind == SF_A_LEN &&
+			    p->calls[i].args[j] >= GiB - 2 * MiB &&
+			    p->calls[i].args[j] <= 1ULL << 40)
+				return 1;
+	}
+	return 0;
+}
+
+/* A program of the corpus, a big one (sf_prog_is_big()) rarely. */
+const struct sf_prog *sf_corpus_pick(const struct sf_prog *corpus, int n,
+				     uint64_t *rnd)
+{
+	const struct sf_prog *p = &corpus[sf_below(rnd, n)];
+	int tries;
+
+	for (tries = 0; tries < 8 && sf_prog_is_big(p) && sf_rand(rnd) % 64;
+	     tries++)
+		p = &corpus[sf_below(rnd, n)];
+	return p;
+}
+
 void sf_prog_generate(struct sf_prog *p, uint64_t *rnd)
 {
 	int want = 4 + (int)sf_below(rnd, 20);
@@ -290,7 +327,9 @@ static void sf_mutate_arg(struct sf_call *c, uint64_t *rnd)
 			*v += 2 * MiB;
 			break;
 		case 3:
-			*v ^= 1ULL << (r >> 8) % 64;
+			/* A GiB or more is as rare as in sf_gen_len(). */
+			*v ^= 1ULL << ((r >> 8) % 1024 ? (r >> 18) % 30 :
+				       30 + (r >> 18) % 34);
 			break;
 		default:
 			*v = a->kind == SF_A_LEN ? sf_gen_len(rnd) :
@@ -336,7 +375,7 @@ void sf_prog_mutate(struct sf_prog *p, const struct sf_prog *corpus,
 			sf_insert_call(p, i, sf_pick_call(rnd), rnd, 0);
 		} else if (r < 95 && ncorpus) {
 			/* splice: our head, another program's tail */
-			q = &corpus[sf_below(rnd, ncorpus)];
+			q = sf_corpus_pick(corpus, ncorpus, rnd);
 			i = (int)sf_below(rnd, p->ncalls + 1);
 			j = (int)sf_below(rnd, q->ncalls + 1);
 			k = q->ncalls - j;

@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
+#include <time.h>
 
 #define SF_MAX_ARGS	8
 #define SF_MAX_CALLS	40	/* calls in one program */
@@ -118,6 +119,11 @@ struct sf_prog {
 
 /* prog.c */
 uint64_t sf_rand(uint64_t *state);
+int sf_may_add_gib(void);
+int sf_threads_started(struct sf_thread *t);
+int sf_prog_is_big(const struct sf_prog *p);
+const struct sf_prog *sf_corpus_pick(const struct sf_prog *corpus, int n,
+				     uint64_t *rnd);
 void sf_prog_generate(struct sf_prog *p, uint64_t *rnd);
 void sf_prog_mutate(struct sf_prog *p, const struct sf_prog *corpus,
 		    int ncorpus, uint64_t *rnd);
@@ -151,14 +157,27 @@ uint64_t sf_kcov_collect(struct sf_kcov *k);
 #define SF_NEWQ		256	/* new corpus entries per executor */
 #define SF_FINDING_LEN	2048
 
+/* Executor time outside the calls, for the statistics. */
+enum sf_phase {
+	SF_PH_CLEANUP,		/* a program's memory and descriptors */
+	SF_PH_POOL,		/* removing the sources an executor added */
+	SF_PH_CHECK,		/* the checks after each program */
+	SF_PH_EXEC_INIT,	/* an executor's arena, stacks, KCOV */
+	SF_PHASES
+};
+
 struct sf_shared {
 	uint64_t calls;			/* calls executed */
 	uint64_t progs;			/* programs executed */
 	uint64_t edges;			/* distinct edge hashes seen */
 	uint64_t pcs;			/* distinct PCs seen */
 	uint64_t serial;		/* programs started, for tags */
-	uint64_t by_call[SF_MAX_DESCS][2];	/* per sf_calls[]: run, worked */
+	uint64_t by_call[SF_MAX_DESCS][3];	/* per sf_calls[]: run, worked, ns */
+	uint64_t phase_ns[SF_PHASES];	/* where an executor's time went */
+	long long zero_at_start[4];	/* zero_{worker,fault}_{bytes,ns} */
 	int64_t prog_start_ms;		/* when the current program began */
+	int64_t run_start_ms;		/* when fuzzing began; 0 in a replay */
+	uint64_t gib_adds;		/* sources added, see sf_may_add_gib() */
 	uint64_t ring_head;		/* next ring slot */
 	struct sf_prog ring[SF_RING];
 	int nnew;
@@ -170,6 +189,20 @@ struct sf_shared {
 };
 
 extern struct sf_shared *sf_shared;
+
+static inline uint64_t sf_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static inline void sf_phase_add(enum sf_phase ph, uint64_t since)
+{
+	__atomic_fetch_add(&sf_shared->phase_ns[ph], sf_ns() - since,
+			   __ATOMIC_RELAXED);
+}
 
 /* A resource a call produced. */
 struct sf_res {
@@ -250,8 +283,9 @@ int sf_kmsg_open(void);
 int sf_kmsg_check(int fd);
 int sf_pool_baseline(void);
 /* Pool back at its baseline (polling for a while); 0, or 1 + finding. */
-int sf_pool_check(const char *when);
-void sf_pool_restore(struct sf_exec *ex);
+int sf_pool_check(const char *when, int sources);
+void sf_rate_restore(struct sf_exec *ex);
+void sf_sources_restore(void);
 int sf_source_in_baseline(const char *name);
 uint64_t sf_tag(uint64_t serial, int proc, int obj, int file);
 /* Check a word read from a mapping; 0, or 1 + finding. */
