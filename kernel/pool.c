@@ -134,7 +134,6 @@ static bool som_chunk_take(struct som_pool *pool, struct som_chunk *chunk,
 
 	lockdep_assert_held(&pool->lock);
 	__clear_bit(i, chunk->free);
-	chunk->used = true;
 	chunk->nr_free--;
 	if (dirty)
 		chunk->nr_dirty--;
@@ -1022,10 +1021,8 @@ static int som_pool_isolate_owner_locked(struct som_pool *pool,
  * or while the rest of their sets could not cover the reservations held
  * on them. The chunks may have been isolated already (to move their
  * blocks away first). A chunk the zeroing worker is clearing is waited
- * for. In a chunk that handed out a block since it was added, the blocks
- * the worker has not zeroed yet are zeroed here, so that no data of som's
- * users goes back to where the memory came from; a chunk that never did
- * holds only zeros and what its source gave, and goes back as it is.
+ * for. The blocks the worker has not zeroed yet are zeroed here, so that
+ * no owner's data goes back to where the memory came from.
  *
  * Context: Process context, may sleep (it zeroes up to the chunks' size).
  * Takes the pool lock.
@@ -1066,10 +1063,8 @@ retry:
 	}
 	spin_unlock(&pool->lock);
 
-	/* No user's data leaves the pool, whoever gets the memory next. */
+	/* Memory leaves the pool zeroed, whoever gets it next. */
 	list_for_each_entry_safe(chunk, tmp, &gone, list) {
-		if (!chunk->used)
-			bitmap_zero(chunk->dirty, SOM_BLOCKS_PER_CHUNK);
 		for_each_set_bit(b, chunk->dirty, SOM_BLOCKS_PER_CHUNK) {
 			som_pool_zero_block(pool, chunk, b, true);
 			cond_resched();

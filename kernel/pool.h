@@ -47,9 +47,6 @@
  *		its free blocks only when no other chunk of the set has one,
  *		but still counted, so that setting it aside takes no room
  *		from reservations
- * @used:	a block of it has been handed out since it was added: only
- *		then can a dirty block hold bytes som's users wrote (a block
- *		that never left the pool holds what its source gave)
  * @nr_free:	number of bits set in @free
  * @nr_dirty:	number of bits set in @dirty
  * @free:	blocks not handed to any region
@@ -71,7 +68,6 @@ struct som_chunk {
 	bool unmovable;
 	bool isolated;
 	bool assembling;
-	bool used;
 	unsigned int nr_free;
 	unsigned int nr_dirty;
 	DECLARE_BITMAP(free, SOM_BLOCKS_PER_CHUNK);

@@ -18,14 +18,12 @@
  */
 #include <kunit/test.h>
 #include <linux/bitmap.h>
-#include <linux/io.h>
 #include <linux/ioport.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/nodemask.h>
 #include <linux/numa.h>
 #include <linux/string.h>
-#include <linux/workqueue.h>
 
 #include "pool.h"
 
@@ -459,83 +457,6 @@ static void som_pool_test_block_vaddr_only_for_its_blocks(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, som_pool_block_vaddr(&som_test_pool, first - 1));
 }
 
-/* Does all of [phys, phys + size) hold @byte? */
-static bool som_test_holds(phys_addr_t phys, size_t size, u8 byte)
-{
-	void *va = memremap(phys, size, MEMREMAP_WB);
-	bool all;
-
-	if (!va)
-		return false;
-	all = !memchr_inv(va, byte, size);
-	memunmap(va);
-	return all;
-}
-
-static void som_test_fill(phys_addr_t phys, size_t size, u8 byte)
-{
-	void *va = memremap(phys, size, MEMREMAP_WB);
-
-	if (va) {
-		memset(va, byte, size);
-		memunmap(va);
-	}
-}
-
-/*
- * Removal clears what som's users wrote and nothing else: a GiB that
- * handed out a block since it was added leaves with every dirty block
- * cleared, one that never did leaves as its source gave it, without a
- * memset. The last chunk goes into a pool of its own, whose zeroing
- * worker is held off so that every block stays dirty.
- */
-static void som_pool_test_remove_clears_only_what_users_wrote(struct kunit *test)
-{
-	unsigned int last = chunks - 1;
-	phys_addr_t phys = som_test_chunk_phys(last);
-	const void *owner = som_test_owner(last);
-	struct som_claim claim;
-	struct som_pool pool;
-	unsigned long bfn;
-
-	KUNIT_ASSERT_EQ(test, 0, som_pool_remove(&som_test_pool, owner));
-	KUNIT_ASSERT_EQ(test, 0, som_pool_init(&pool));
-	KUNIT_ASSERT_EQ(test, 0, som_claim_init(&claim));
-	disable_work_sync(&pool.zero_work);
-	som_test_fill(phys, 2 * SOM_BLOCK_SIZE, 0x5a);
-
-	/* Never used: back as it came. */
-	KUNIT_EXPECT_EQ(test, 0, som_pool_add_chunk(&pool, phys, 0, false,
-						    owner));
-	KUNIT_EXPECT_EQ(test, 0, som_pool_remove(&pool, owner));
-	KUNIT_EXPECT_EQ(test, 0,
-			atomic64_read(&pool.zero_stats.worker_bytes));
-	KUNIT_EXPECT_TRUE(test, som_test_holds(phys, 2 * SOM_BLOCK_SIZE,
-					       0x5a));
-
-	/* One block handed out and given back: every dirty block cleared. */
-	KUNIT_EXPECT_EQ(test, 0, som_pool_add_chunk(&pool, phys, 0, false,
-						    owner));
-	KUNIT_ASSERT_EQ(test, 0, som_pool_reserve(&pool, &claim, 1));
-	bfn = som_pool_alloc_block(&pool, &claim, 0);
-	KUNIT_ASSERT_NE(test, SOM_NO_BLOCK, bfn);
-	memset(som_pool_block_vaddr(&pool, bfn), 0xa5, SOM_BLOCK_SIZE);
-	som_pool_free_block(&pool, bfn);
-	KUNIT_EXPECT_EQ(test, 0, som_pool_remove(&pool, owner));
-	KUNIT_EXPECT_TRUE(test, som_test_holds(phys, 2 * SOM_BLOCK_SIZE, 0));
-	KUNIT_EXPECT_TRUE(test, som_test_holds(phys + SOM_CHUNK_SIZE -
-					       SOM_BLOCK_SIZE,
-					       SOM_BLOCK_SIZE, 0));
-
-	som_claim_destroy(&claim);
-	som_pool_destroy(&pool);
-	KUNIT_EXPECT_EQ(test, 0,
-			som_pool_add_chunk(&som_test_pool, phys,
-					   som_test_last_nid,
-					   som_test_last_unmovable, owner));
-	flush_work(&som_test_pool.zero_work);
-}
-
 /*
  * A chunk leaves the pool only whole and unused: not while a block of it
  * is allocated, nor while the rest of its set could not cover what is
@@ -848,7 +769,6 @@ static struct kunit_case som_pool_test_cases[] = {
 	KUNIT_CASE(som_pool_test_contains_finds_overlaps),
 	KUNIT_CASE(som_pool_test_block_vaddr_only_for_its_blocks),
 	KUNIT_CASE(som_pool_test_remove_refuses_chunks_in_use),
-	KUNIT_CASE(som_pool_test_remove_clears_only_what_users_wrote),
 	KUNIT_CASE(som_pool_test_a_chunk_set_aside_still_counts),
 	KUNIT_CASE(som_pool_test_blocks_follow_the_policy),
 	KUNIT_CASE(som_pool_test_unmovable_chunks_are_kept_apart),
