@@ -213,14 +213,6 @@ void sf_sources_restore(void)
 	}
 }
 
-static int64_t sf_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
 /*
  * The pool whole: every block free, nothing reserved, and when @sources,
  * no source but those of the baseline (total_bytes as it was).
@@ -229,7 +221,7 @@ int sf_pool_check(const char *when, int sources)
 {
 	struct timespec ts = { 0, 10 * 1000 * 1000 };
 	long long total, free, reserved;
-	int64_t deadline = sf_now_ms() + 30000;
+	int64_t deadline = sf_ms() + 30000;
 
 	if (sf_base_total < 0)
 		return 0;
@@ -240,7 +232,7 @@ int sf_pool_check(const char *when, int sources)
 		if ((!sources || total == sf_base_total) && free == total &&
 		    !reserved)
 			return 0;
-		if (sf_now_ms() > deadline)
+		if (sf_ms() > deadline)
 			break;
 		nanosleep(&ts, NULL);
 	}

@@ -170,13 +170,10 @@ void *sf_ptr(enum sf_ptr kind, void *good, size_t size)
 
 int sf_may_add_gib(void)
 {
-	int64_t start = sf_shared->run_start_ms, now;
-	struct timespec ts;
+	int64_t start = sf_shared->run_start_ms, now = sf_ms();
 
 	if (!start)
 		return 1;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 	if (__atomic_load_n(&sf_shared->gib_adds, __ATOMIC_RELAXED) >
 	    (uint64_t)((now - start) * SF_GIB_ADDS_PER_MIN / 60000) + 1)
 		return 0;

@@ -30,14 +30,6 @@
 #define SF_REPRO_PROGS	4	/* programs in a reproducer */
 #define SF_MAX_CORPUS	8192
 
-static int64_t sf_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
 /* Map the shared state, or clear it for a new run. */
 int sf_shared_init(void)
 {

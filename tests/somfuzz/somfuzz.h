@@ -198,6 +198,11 @@ static inline uint64_t sf_ns(void)
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
+static inline int64_t sf_ms(void)
+{
+	return (int64_t)(sf_ns() / 1000000);
+}
+
 static inline void sf_phase_add(enum sf_phase ph, uint64_t since)
 {
 	__atomic_fetch_add(&sf_shared->phase_ns[ph], sf_ns() - since,
