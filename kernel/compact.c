@@ -65,23 +65,17 @@ struct som_chunk_count {
  */
 static bool som_compact_candidate(struct som_mover *mv, pgoff_t first)
 {
+	pgoff_t last = first + SOM_BLOCKS_PER_CHUNK - 1;
 	struct som_region *region = mv->region;
-	unsigned int nr = 0, blocks = 0;
 	bool table = false;
-	unsigned long idx;
-	void *entry;
 
 	/* Unmovable; or blocks of one GiB wanted on different nodes. */
 	if (region->claim.unmovable ||
 	    (region->claim.mode == SOM_CLAIM_INTERLEAVE &&
 	     region->claim.interleave_shift < SOM_CHUNK_SHIFT - SOM_BLOCK_SHIFT))
 		return false;
-	xa_for_each_range(&region->slots, idx, entry, first,
-			  first + SOM_BLOCKS_PER_CHUNK - 1) {
-		nr++;
-		blocks += som_slot_has_block(entry);
-	}
-	if (nr != SOM_BLOCKS_PER_CHUNK || !blocks ||
+	if (som_table_count(&region->table, first, last, SOM_TABLE_KIND_ABSENT) ||
+	    !som_table_count(&region->table, first, last, SOM_TABLE_KIND_BLOCK) ||
 	    som_mover_gib_chunk(mv, first) != SOM_NO_BLOCK)
 		return false;
 	if (!mv->live || !region->nr_vmas)
@@ -98,7 +92,8 @@ static pgoff_t som_compact_next(struct som_mover *mv, pgoff_t from)
 	unsigned long idx = from;
 	pgoff_t first;
 
-	while (xa_find(&mv->region->slots, &idx, ULONG_MAX, XA_PRESENT)) {
+	while (som_table_next(&mv->region->table, &idx, ULONG_MAX) !=
+	       SOM_TABLE_ABSENT) {
 		first = ALIGN_DOWN(idx, SOM_BLOCKS_PER_CHUNK);
 		if (som_compact_candidate(mv, first))
 			return first;
@@ -133,8 +128,7 @@ static unsigned long som_compact_target(struct som_mover *mv, pgoff_t first,
 		want = som_claim_target(&region->claim, first);
 
 	for (i = 0; i < SOM_BLOCKS_PER_CHUNK; i++) {
-		cfn = som_bfn_to_cfn(som_slot_bfn(xa_load(&region->slots,
-							  first + i)));
+		cfn = som_bfn_to_cfn(som_table_get(&region->table, first + i));
 		for (j = 0; j < nr && counts[j].cfn != cfn; j++)
 			;
 		if (j == nr)
@@ -165,7 +159,8 @@ static unsigned long som_compact_target(struct som_mover *mv, pgoff_t first,
 			home = want;
 		else if (home == NUMA_NO_NODE)
 			home = som_pool_block_node(region->pool,
-						   som_slot_bfn(xa_load(&region->slots, first)),
+						   som_table_get(&region->table,
+								 first),
 						   &unmovable);
 		cfn = som_pool_whole_chunk(region->pool, &region->claim, home);
 		if (cfn != SOM_NO_BLOCK) {
@@ -366,6 +361,16 @@ void som_compact_set_rate(unsigned int rate)
 	WRITE_ONCE(som_compact_rate, rate);
 	wake_up_all(&som_compact_wait);
 	som_compact_kick();
+}
+
+/**
+ * som_compact_init() - have a 1 GiB fault that fell back kick compaction
+ *
+ * Context: Module init, before /dev/som exists.
+ */
+void som_compact_init(void)
+{
+	som_region_on_chunk_wanted(som_compact_kick);
 }
 
 /**

@@ -13,6 +13,7 @@
 #include "migrate.h"
 #include "som.h"
 #include "source.h"
+#include "table.h"
 
 struct som_pool som_pool;
 
@@ -29,9 +30,16 @@ static int __init som_init(void)
 	err = som_dma_guard_init();
 	if (err)
 		return err;
-	err = som_pool_init(&som_pool);
+	err = som_table_cache_init();
 	if (err)
 		goto err_guard_exit;
+	err = som_pool_cache_init();
+	if (err)
+		goto err_table_exit;
+	err = som_pool_init(&som_pool);
+	if (err)
+		goto err_pool_cache_exit;
+	som_compact_init();
 	err = som_sysfs_init();
 	if (err)
 		goto err_destroy_pool;
@@ -54,6 +62,10 @@ err_sysfs_exit:
 	som_sysfs_exit();
 err_destroy_pool:
 	som_pool_destroy(&som_pool);
+err_pool_cache_exit:
+	som_pool_cache_exit();
+err_table_exit:
+	som_table_cache_exit();
 err_guard_exit:
 	som_dma_guard_exit();
 	return err;
@@ -74,6 +86,8 @@ static void __exit som_exit(void)
 	som_compact_exit();
 	som_sysfs_exit();
 	som_pool_destroy(&som_pool);
+	som_pool_cache_exit();
+	som_table_cache_exit();
 	som_dma_guard_exit();
 }
 module_exit(som_exit);

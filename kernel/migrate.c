@@ -155,8 +155,13 @@ static void som_copy_block(struct som_pool *pool, unsigned long dst,
 static void som_mover_set(struct som_mover *mv, pgoff_t idx,
 			  unsigned long bfn)
 {
-	/* Replacing a present entry allocates nothing and cannot fail. */
-	xa_store(&mv->region->slots, idx, som_slot(bfn), GFP_KERNEL);
+	/*
+	 * A GiB that a chunk backed whole is split by its first move (808
+	 * bytes), one that draws on an eighth chunk widened (2 KiB): a move
+	 * has nowhere to back out once the data is copied.
+	 */
+	som_table_set(&mv->region->table, idx, bfn,
+		      GFP_KERNEL_ACCOUNT | __GFP_NOFAIL);
 	atomic_long_inc(&som_migrate_stats.blocks_moved);
 }
 
@@ -173,7 +178,7 @@ void som_mover_move(struct som_mover *mv, pgoff_t idx, unsigned long dst)
 	struct som_pool *pool = mv->region->pool;
 	unsigned long src;
 
-	src = som_slot_bfn(xa_load(&mv->region->slots, idx));
+	src = som_table_get(&mv->region->table, idx);
 	som_mover_zap(mv, idx, 1);
 	som_copy_block(pool, dst, src);
 	som_mover_set(mv, idx, dst);
@@ -272,15 +277,15 @@ int som_mover_assemble(struct som_mover *mv, pgoff_t first,
 	struct som_pool *pool = mv->region->pool;
 	struct som_chunk_info info;
 	unsigned int i, inside = 0, placed = 0;
-	void *entry;
+	unsigned long entry;
 
 	for (i = 0; i < SOM_BLOCKS_PER_CHUNK; i++)
 		as->occupant[i] = -1;
 	for (i = 0; i < SOM_BLOCKS_PER_CHUNK; i++) {
-		entry = xa_load(&mv->region->slots, first + i);
-		if (!som_slot_has_block(entry))
+		entry = som_table_get(&mv->region->table, first + i);
+		if (!som_table_is_block(entry))
 			return -EBUSY;
-		as->cur[i] = som_slot_bfn(entry);
+		as->cur[i] = entry;
 		if (som_bfn_to_cfn(as->cur[i]) != cfn)
 			continue;
 		as->occupant[as->cur[i] - base] = i;
@@ -334,21 +339,7 @@ ALLOW_ERROR_INJECTION(som_mover_assemble, ERRNO);
  */
 unsigned long som_mover_gib_chunk(struct som_mover *mv, pgoff_t first)
 {
-	unsigned long base = SOM_NO_BLOCK;
-	unsigned int i;
-	void *entry;
-
-	for (i = 0; i < SOM_BLOCKS_PER_CHUNK; i++) {
-		entry = xa_load(&mv->region->slots, first + i);
-		if (!som_slot_has_block(entry))
-			return SOM_NO_BLOCK;
-		if (!i)
-			base = som_slot_bfn(entry);
-		if (som_slot_bfn(entry) != base + i ||
-		    !IS_ALIGNED(base, SOM_BLOCKS_PER_CHUNK))
-			return SOM_NO_BLOCK;
-	}
-	return som_bfn_to_cfn(base);
+	return som_table_chunk(&mv->region->table, first);
 }
 
 /*
@@ -405,7 +396,6 @@ int som_migrate_region_out(struct som_region *region,
 	unsigned long idx = 0, bfn, dst, moved;
 	struct som_mover mv;
 	bool unmovable, gib;
-	void *entry;
 	int err, nid;
 
 	do {
@@ -413,13 +403,13 @@ int som_migrate_region_out(struct som_region *region,
 		if (err)
 			return err == -ENOENT ? 0 : err;
 		moved = 0;
-		xa_for_each_start(&region->slots, idx, entry, idx) {
-			if (moved >= SOM_MOVE_BATCH)
+		for (;; idx++) {
+			bfn = som_table_next(&region->table, &idx, ULONG_MAX);
+			if (bfn == SOM_TABLE_ABSENT || moved >= SOM_MOVE_BATCH)
 				break;
-			if (!som_slot_has_block(entry) ||
+			if (!som_table_is_block(bfn) ||
 			    (idx >= skip_first && idx <= skip_last))
 				continue;
-			bfn = som_slot_bfn(entry);
 			if (!match(bfn, arg))
 				continue;
 			if (region->claim.unmovable) {
@@ -453,7 +443,7 @@ int som_migrate_region_out(struct som_region *region,
 		if (!err && fatal_signal_pending(current))
 			err = -EINTR;
 		cond_resched();
-	} while (!err && entry);
+	} while (!err && bfn != SOM_TABLE_ABSENT);
 	return err;
 }
 ALLOW_ERROR_INJECTION(som_migrate_region_out, ERRNO);
@@ -586,18 +576,19 @@ static int som_mover_place(struct som_mover *mv, struct som_assembly *as,
 	struct som_pool *pool = region->pool;
 	unsigned long bfn, dst, moved = 0;
 	bool unmovable, exact, gib;
-	void *entry;
 	int nid, want;
 
 	if (claim->unmovable)
 		return 0;
 	exact = claim->mode != SOM_CLAIM_BIND;
-	xa_for_each_start(&region->slots, *idx, entry, *idx) {
+	for (;; (*idx)++) {
+		bfn = som_table_next(&region->table, idx, ULONG_MAX);
+		if (bfn == SOM_TABLE_ABSENT)
+			break;
 		if (moved >= SOM_MOVE_BATCH)
 			return 1;
-		if (!som_slot_has_block(entry))
+		if (!som_table_is_block(bfn))
 			continue;
-		bfn = som_slot_bfn(entry);
 		nid = som_pool_block_node(pool, bfn, &unmovable);
 		if (som_claim_content(claim, *idx, nid))
 			continue;
@@ -675,7 +666,7 @@ int som_migrate_policy(struct som_region *region, enum som_claim_mode mode,
 		goto out_unlock;
 	if (region->mm && region->mm != current->mm) {
 		err = -EPERM;
-	} else if (xa_empty(&region->slots)) {
+	} else if (som_table_empty(&region->table)) {
 		claim->mode = mode;
 		claim->nodes = *nodes;
 		claim->interleave_shift = interleave_shift;
@@ -686,7 +677,7 @@ int som_migrate_policy(struct som_region *region, enum som_claim_mode mode,
 		err = som_claim_set_policy(region->pool, claim, mode, nodes,
 					   interleave_shift);
 	}
-	if (err || xa_empty(&region->slots)) {
+	if (err || som_table_empty(&region->table)) {
 		som_mover_unlock(&mv);
 		goto out_unlock;
 	}

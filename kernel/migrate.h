@@ -93,6 +93,7 @@ int som_migrate_policy(struct som_region *region, enum som_claim_mode mode,
 int som_compact(bool background);
 void som_compact_kick(void);
 void som_compact_set_rate(unsigned int rate);
+void som_compact_init(void);
 void som_compact_exit(void);
 extern unsigned int som_compact_rate;
 extern atomic_t som_compact_running;

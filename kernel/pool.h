@@ -26,6 +26,23 @@
 #define SOM_NO_BLOCK		ULONG_MAX
 
 /**
+ * struct som_chunk_bits - which blocks of a chunk are free, and dirty
+ * @free:	blocks not handed to any region
+ * @dirty:	free blocks whose old contents have not been zeroed yet;
+ *		always a subset of @free
+ *
+ * Only a chunk whose blocks are not all alike has them: see
+ * som_chunk_mixed().
+ */
+struct som_chunk_bits {
+	DECLARE_BITMAP(free, SOM_BLOCKS_PER_CHUNK);
+	DECLARE_BITMAP(dirty, SOM_BLOCKS_PER_CHUNK);
+};
+
+/* Spare struct som_chunk_bits the pool keeps at hand (see som_pool_stock()). */
+#define SOM_POOL_SPARE_BITS	4
+
+/**
  * struct som_chunk - one naturally aligned 1 GiB piece of physical memory
  * @hash:	entry in som_pool.hash, keyed by chunk frame number
  * @list:	entry in som_pool.chunks (or, before som_pool_insert(), in
@@ -47,15 +64,15 @@
  *		its free blocks only when no other chunk of the set has one,
  *		but still counted, so that setting it aside takes no room
  *		from reservations
- * @nr_free:	number of bits set in @free
- * @nr_dirty:	number of bits set in @dirty
- * @free:	blocks not handed to any region
- * @dirty:	free blocks whose old contents have not been zeroed yet;
- *		always a subset of @free
+ * @nr_free:	blocks not handed to any region
+ * @nr_dirty:	of those, blocks whose old contents have not been zeroed
+ * @bits:	which blocks those are; NULL while the blocks are all alike
+ *		(all allocated, all free and zeroed, or all free and dirty),
+ *		which the counts then say
  *
  * All fields but @phys, @vaddr, @nid, @unmovable and @owner (fixed
- * while the chunk is in the pool) are protected by som_pool.lock. This is
- * the pool's only per-chunk metadata: see som_pool_get_stats().
+ * while the chunk is in the pool) are protected by som_pool.lock. This and
+ * @bits are the pool's only per-chunk metadata: see som_pool_get_stats().
  */
 struct som_chunk {
 	struct hlist_node hash;
@@ -70,8 +87,7 @@ struct som_chunk {
 	bool assembling;
 	unsigned int nr_free;
 	unsigned int nr_dirty;
-	DECLARE_BITMAP(free, SOM_BLOCKS_PER_CHUNK);
-	DECLARE_BITMAP(dirty, SOM_BLOCKS_PER_CHUNK);
+	struct som_chunk_bits *bits;
 };
 
 /**
@@ -130,6 +146,11 @@ struct som_zero_stats {
  * @zero_wait:	woken whenever the worker finishes a block
  * @zero_work:	the zeroing worker
  * @zero_stats:	what zeroing has cost so far, in the worker and in faults
+ * @spare:	struct som_chunk_bits at hand, so that a chunk whose blocks
+ *		stop being alike gets one under the lock: every change of a
+ *		block's state starts with at least one here (som_pool_stock())
+ * @nr_spare:	how many
+ * @nr_bits:	struct som_chunk_bits in use by chunks
  */
 struct som_pool {
 	spinlock_t lock;		/* see above */
@@ -141,6 +162,9 @@ struct som_pool {
 	wait_queue_head_t zero_wait;
 	struct work_struct zero_work;
 	struct som_zero_stats zero_stats;
+	struct som_chunk_bits *spare[SOM_POOL_SPARE_BITS];
+	unsigned int nr_spare;
+	unsigned long nr_bits;
 };
 
 /* How a claim places its blocks on nodes: the values of SOM_POLICY_*. */
@@ -185,7 +209,11 @@ struct som_claim {
  * @zeroed_bytes:	free or reserved and already zeroed
  * @unmovable_total_bytes: of @total_bytes, in unmovable chunks
  * @unmovable_free_bytes: of @free_bytes, in unmovable chunks
- * @metadata_bytes:	memory the pool spends describing the above
+ * @metadata_bytes:	memory the pool spends describing the above: the
+ *			next two and its fixed part (the pool and its sets)
+ * @chunks_bytes:	of that, the chunk descriptors
+ * @chunk_bits_bytes:	of that, the bits of chunks whose blocks differ,
+ *			and the spare ones at hand
  */
 struct som_pool_stats {
 	u64 total_bytes;
@@ -195,6 +223,8 @@ struct som_pool_stats {
 	u64 unmovable_total_bytes;
 	u64 unmovable_free_bytes;
 	u64 metadata_bytes;
+	u64 chunks_bytes;
+	u64 chunk_bits_bytes;
 };
 
 /**
@@ -224,6 +254,8 @@ static inline unsigned long som_bfn_to_cfn(unsigned long bfn)
 	return bfn >> (SOM_CHUNK_SHIFT - SOM_BLOCK_SHIFT);
 }
 
+int som_pool_cache_init(void);
+void som_pool_cache_exit(void);
 int som_pool_init(struct som_pool *pool);
 void som_pool_destroy(struct som_pool *pool);
 struct som_chunk *som_chunk_create(struct som_pool *pool, phys_addr_t phys,

@@ -223,19 +223,23 @@ static void som_test_free_chunk(unsigned long bfn)
 static void som_pool_test_new_chunks_are_counted_and_zeroed(struct kunit *test)
 {
 	struct som_pool_stats stats = som_test_stats();
-	u64 per_chunk = kmalloc_size_roundup(sizeof(struct som_chunk));
+	u64 per_chunk = sizeof(struct som_chunk);
 
 	KUNIT_EXPECT_EQ(test, som_test_total(), stats.total_bytes);
 	KUNIT_EXPECT_EQ(test, som_test_total(), stats.free_bytes);
 	KUNIT_EXPECT_EQ(test, 0, stats.reserved_bytes);
 	KUNIT_EXPECT_EQ(test, som_test_total(), stats.zeroed_bytes);
-	KUNIT_EXPECT_EQ(test, chunks * per_chunk +
+	KUNIT_EXPECT_EQ(test, chunks * per_chunk, stats.chunks_bytes);
+	/* Every chunk free and zeroed: no bits in use, only spares. */
+	KUNIT_EXPECT_LE(test, stats.chunk_bits_bytes,
+			SOM_POOL_SPARE_BITS * sizeof(struct som_chunk_bits));
+	KUNIT_EXPECT_EQ(test, stats.chunks_bytes + stats.chunk_bits_bytes +
 			kmalloc_size_roundup(nr_node_ids * 2 *
 					     sizeof(struct som_pool_set)) +
 			sizeof(som_test_pool),
 			stats.metadata_bytes);
-	/* The design's budget: at most 1 KiB of metadata per GiB. */
-	KUNIT_EXPECT_LE(test, per_chunk, 1024);
+	/* The budget of a GiB mapped whole: 128 bytes, the table's included. */
+	KUNIT_EXPECT_LE(test, per_chunk, 96);
 }
 
 static void som_pool_test_add_chunk_refuses_bad_chunks(struct kunit *test)

@@ -12,19 +12,19 @@
  * Reserving takes one block from the pool's free count, so a fault never
  * finds the pool empty; first use turns the reservation into a block.
  *
- * A /dev/som region has a slot for exactly the indices some live VMA maps:
- * mmap reserves the missing ones, and when a VMA goes away the slots no
- * other live VMA still maps are released. Which those are is found from
+ * A /dev/som region holds exactly the indices some live VMA maps: mmap
+ * reserves the missing ones, and when a VMA goes away the indices no other
+ * live VMA still maps are released. Which those are is found from
  * the owner's VMA tree rather than from per-VMA bookkeeping: a VMA can be
  * split, moved by mremap() or mapped over with MAP_FIXED, and only the tree
  * knows the result. Every such caller holds the owner's mmap_lock.
  *
- * A som file's slots follow its size instead: growing reserves the new
+ * A som file's indices follow its size instead: growing reserves the new
  * indices, shrinking and punching holes release them. An absent index
  * below the size is a hole; touching it reserves and fills it again.
  *
  * Blocks are freed only where no page-table entry maps them: a /dev/som
- * slot is released after its last VMA is unmapped, a som file zaps the
+ * index is released after its last VMA is unmapped, a som file zaps the
  * file's mappings first, and faults hold the region lock from looking the
  * block up until its entry is in.
  */
@@ -38,7 +38,6 @@
 #include <linux/spinlock.h>
 #include <linux/string.h>
 
-#include "migrate.h"
 #include "pool.h"
 #include "region.h"
 #include "som.h"
@@ -85,6 +84,27 @@ static void som_region_count(struct som_region *region, long nr)
 			(blkcnt_t)region->nr_blocks << (SOM_BLOCK_SHIFT - 9);
 }
 
+/* What to call when a GiB found no whole chunk: see som_compact_init(). */
+static void (*som_region_chunk_wanted_fn)(void);
+
+/**
+ * som_region_on_chunk_wanted() - set what to call when a GiB of a region
+ *	could not be backed by a whole chunk
+ * @fn: the function; it must not sleep
+ *
+ * Context: Module init, before any region exists.
+ */
+void som_region_on_chunk_wanted(void (*fn)(void))
+{
+	som_region_chunk_wanted_fn = fn;
+}
+
+static void som_region_chunk_wanted(void)
+{
+	if (som_region_chunk_wanted_fn)
+		som_region_chunk_wanted_fn();
+}
+
 /* Every region whose file is open, for migrations to walk. */
 static LIST_HEAD(som_regions);
 static DEFINE_SPINLOCK(som_regions_lock);
@@ -111,7 +131,7 @@ struct som_region *som_region_create(struct som_pool *pool,
 		return NULL;
 	}
 	mutex_init(&region->lock);
-	xa_init(&region->slots);
+	som_table_init(&region->table);
 	region->mapping = mapping;
 	region->pool = pool;
 	kref_init(&region->ref);
@@ -126,7 +146,7 @@ static void som_region_free(struct kref *ref)
 {
 	struct som_region *region = container_of(ref, struct som_region, ref);
 
-	xa_destroy(&region->slots);
+	som_table_destroy(&region->table);
 	som_claim_destroy(&region->claim);
 	mutex_destroy(&region->lock);
 	kfree(region);
@@ -194,172 +214,90 @@ void som_regions_put(struct som_region **regions, unsigned long nr)
 	kvfree(regions);
 }
 
-/*
- * The xarray nodes of a locked region's table. Entries are visited in
- * index order, so the nodes on the path to each one that the previous
- * entry's path did not share are new; a table of one entry at index 0
- * keeps it in the root and has none.
- */
-static unsigned long som_region_table_nodes(struct som_region *region)
-{
-	XA_STATE(xas, &region->slots, 0);
-	struct xa_node *prev = NULL, *node, *p, *q;
-	unsigned long nr = 0, seen = 0;
-	void *entry;
-
-	lockdep_assert_held(&region->lock);
-	rcu_read_lock();
-	xas_for_each(&xas, entry, ULONG_MAX) {
-		if (xas_retry(&xas, entry))
-			continue;
-		node = xas.xa_node;
-		for (p = node, q = prev; p != q;
-		     p = xa_parent(&region->slots, p),
-		     q = q ? xa_parent(&region->slots, q) : NULL)
-			nr++;
-		prev = node;
-		/* Nothing changes the table under the region lock. */
-		if (!(++seen % 4096)) {
-			xas_pause(&xas);
-			rcu_read_unlock();
-			cond_resched();
-			rcu_read_lock();
-		}
-	}
-	rcu_read_unlock();
-	return nr;
-}
-
 /**
- * som_regions_metadata_bytes() - what the regions spend describing memory
+ * som_regions_count_metadata() - what the regions spend describing memory
+ * @m: filled in
  *
  * Counts each open region's descriptor, its claim's per-node counters and
- * its table's xarray nodes (one 8-byte slot per 2 MiB, in nodes of 64).
- * Not counted: the inode and file that every open file has.
+ * its table. Not counted: the inode and file that every open file has.
  *
  * Context: Process context, may sleep; takes each region's lock.
- * Return: the bytes.
  */
-u64 som_regions_metadata_bytes(void)
+void som_regions_count_metadata(struct som_regions_metadata *m)
 {
-	struct som_region **regions;
+	struct som_region **regions, *region;
 	unsigned long nr, i;
-	u64 bytes = 0;
 
+	memset(m, 0, sizeof(*m));
 	regions = som_regions_get(&nr);
 	if (!regions)
-		return 0;
+		return;
 	for (i = 0; i < nr; i++) {
-		mutex_lock(&regions[i]->lock);
-		if (!regions[i]->dead)
-			bytes += kmalloc_size_roundup(sizeof(*regions[i])) +
-				 kmalloc_size_roundup(nr_node_ids *
-					sizeof(*regions[i]->claim.node_reserved)) +
-				 (u64)som_region_table_nodes(regions[i]) *
-				 sizeof(struct xa_node);
-		mutex_unlock(&regions[i]->lock);
+		region = regions[i];
+		mutex_lock(&region->lock);
+		if (!region->dead) {
+			m->regions += kmalloc_size_roundup(sizeof(*region)) +
+				      kmalloc_size_roundup(nr_node_ids *
+					sizeof(*region->claim.node_reserved));
+			m->table_split += som_table_split_bytes(&region->table);
+			m->table_nodes += som_table_node_bytes(&region->table);
+		}
+		mutex_unlock(&region->lock);
 	}
 	som_regions_put(regions, nr);
-	return bytes;
 }
 
 /*
- * Give every index of [first, last] that has no slot a reserved one, and
- * reserve a pool block for each: all or nothing. The new slots carry
- * SOM_SLOT_NEW until som_region_reserved() keeps them or
- * som_region_unreserve_new() drops them again.
+ * Reserve every absent index of [first, last], and a pool block for each:
+ * all or nothing.
  */
 static int som_region_reserve(struct som_region *region, pgoff_t first,
 			      pgoff_t last)
 {
-	unsigned long nr = last - first + 1, idx;
-	void *entry;
+	unsigned long nr;
 	int err;
 
 	lockdep_assert_held(&region->lock);
-	xa_for_each_range(&region->slots, idx, entry, first, last) {
-		nr--;
-		cond_resched();
-	}
+	nr = som_table_count(&region->table, first, last,
+			     SOM_TABLE_KIND_ABSENT);
+	if (!nr)
+		return 0;
 	err = som_pool_reserve(region->pool, &region->claim, nr);
 	if (err)
 		return err;
-	for (idx = first; idx <= last; idx++) {
-		cond_resched();
-		err = xa_insert(&region->slots, idx, SOM_SLOT_RESERVED,
+	err = som_table_reserve(&region->table, first, last,
 				GFP_KERNEL_ACCOUNT);
-		if (err == -EBUSY)
-			continue;
-		if (err)
-			goto err_erase_new;
-		xa_set_mark(&region->slots, idx, SOM_SLOT_NEW);
-	}
-	return 0;
-
-err_erase_new:
-	while (idx-- > first)
-		if (xa_get_mark(&region->slots, idx, SOM_SLOT_NEW))
-			xa_erase(&region->slots, idx);
-	som_pool_unreserve(region->pool, &region->claim, nr);
+	if (err)
+		som_pool_unreserve(region->pool, &region->claim, nr);
 	return err;
 }
 
-/* Keep what som_region_reserve() created in [first, last]. */
-static void som_region_reserved(struct som_region *region, pgoff_t first,
-				pgoff_t last)
-{
-	unsigned long idx;
-	void *entry;
-
-	xa_for_each_range(&region->slots, idx, entry, first, last) {
-		xa_clear_mark(&region->slots, idx, SOM_SLOT_NEW);
-		cond_resched();
-	}
-}
-
-/* Undo what som_region_reserve() created in [first, last]. */
-static void som_region_unreserve_new(struct som_region *region,
-				     pgoff_t first, pgoff_t last)
-{
-	unsigned long idx, nr = 0;
-	void *entry;
-
-	xa_for_each_range(&region->slots, idx, entry, first, last) {
-		cond_resched();
-		if (!xa_get_mark(&region->slots, idx, SOM_SLOT_NEW))
-			continue;
-		xa_erase(&region->slots, idx);
-		nr++;
-	}
-	som_pool_unreserve(region->pool, &region->claim, nr);
-}
-
 /*
- * Release every slot in [first, last] that is not marked SOM_SLOT_KEEP,
- * and clear that mark on the others. No page-table entry may map the
- * blocks any more.
+ * Release every index in [first, last]: blocks go back to the pool,
+ * reservations too. No page-table entry may map the blocks any more.
  */
 static void som_region_release(struct som_region *region, pgoff_t first,
 			       pgoff_t last)
 {
-	unsigned long idx, nr_reserved = 0;
-	void *entry;
+	unsigned long entry, nr_reserved = 0;
+	pgoff_t idx = first;
 
 	lockdep_assert_held(&region->lock);
-	xa_for_each_range(&region->slots, idx, entry, first, last) {
-		cond_resched();
-		if (xa_get_mark(&region->slots, idx, SOM_SLOT_KEEP)) {
-			xa_clear_mark(&region->slots, idx, SOM_SLOT_KEEP);
-			continue;
-		}
-		xa_erase(&region->slots, idx);
-		if (!som_slot_has_block(entry)) {
+	for (;;) {
+		entry = som_table_next(&region->table, &idx, last);
+		if (entry == SOM_TABLE_ABSENT)
+			break;
+		if (entry == SOM_TABLE_RESERVED) {
 			nr_reserved++;
-			continue;
+		} else {
+			som_pool_free_block(region->pool, entry);
+			som_region_count(region, -1);
 		}
-		som_pool_free_block(region->pool, som_slot_bfn(entry));
-		som_region_count(region, -1);
+		cond_resched();
+		if (idx++ == last)
+			break;
 	}
+	som_table_clear(&region->table, first, last);
 	if (nr_reserved)
 		som_pool_unreserve(region->pool, &region->claim,
 				   nr_reserved);
@@ -429,7 +367,7 @@ struct vm_area_struct *som_region_next_vma(struct som_region *region,
  * @vma: the VMA being created by mmap() in the caller's mm
  *
  * The first mapping makes its mm the region's owner. For /dev/som, the
- * slots that no live VMA maps yet are created reserved; a som file's slots
+ * indices that no live VMA maps yet are reserved; a som file's indices
  * already follow its size.
  *
  * Context: Process context, caller holds the owner's mmap_lock for write.
@@ -450,7 +388,6 @@ int som_region_map(struct som_region *region, struct vm_area_struct *vma)
 		err = som_region_reserve(region, first, last);
 		if (err)
 			goto out_unlock;
-		som_region_reserved(region, first, last);
 	}
 	if (!region->mm) {
 		mmgrab(vma->vm_mm);
@@ -468,7 +405,7 @@ ALLOW_ERROR_INJECTION(som_region_map, ERRNO);
  * @region: the region
  * @vma: the new VMA, at its final addresses
  *
- * A split or an mremap() move creates the VMA; its slots already exist.
+ * A split or an mremap() move creates the VMA; its indices are held already.
  *
  * Context: Caller holds the owner's mmap_lock for write.
  */
@@ -480,27 +417,43 @@ void som_region_open(struct som_region *region, struct vm_area_struct *vma)
 }
 
 /*
- * Mark the slots of [first, last] that another live VMA of @region maps.
- * A VMA already closed in this same call (a MAP_FIXED mapping over several)
- * may still be in the tree; vma_close() left it the dummy vm_ops, so
+ * Release the indices of [first, last] that no live VMA of @region but
+ * @gone maps: each gap between the other VMAs' index ranges in turn,
+ * found by walking them again (a region has few VMAs; a VMA can be split,
+ * moved or mapped over, and only the tree knows the result). A VMA
+ * already closed in this same call (a MAP_FIXED mapping over several) may
+ * still be in the tree; vma_close() left it the dummy vm_ops, so
  * som_region_next_vma() passes over it.
  */
-static void som_region_mark_kept(struct som_region *region,
-				 struct vm_area_struct *gone,
-				 pgoff_t first, pgoff_t last)
+static void som_region_release_unkept(struct som_region *region,
+				      struct vm_area_struct *gone,
+				      pgoff_t first, pgoff_t last)
 {
-	VMA_ITERATOR(vmi, gone->vm_mm, region->vm_start);
+	VMA_ITERATOR(vmi, gone->vm_mm, 0);
 	struct vm_area_struct *vma;
-	pgoff_t idx;
+	pgoff_t pos = first, next, end, f, l;
 
-	while ((vma = som_region_next_vma(region, &vmi))) {
-		if (vma == gone)
-			continue;
-		for (idx = max(first, som_vma_first(vma));
-		     idx <= min(last, som_vma_last(vma)); idx++) {
-			xa_set_mark(&region->slots, idx, SOM_SLOT_KEEP);
-			cond_resched();
+	while (pos <= last) {
+		next = last + 1;
+		end = pos;
+		vma_iter_set(&vmi, region->vm_start);
+		while ((vma = som_region_next_vma(region, &vmi))) {
+			f = som_vma_first(vma);
+			l = som_vma_last(vma);
+			if (vma == gone || l < pos || f > last)
+				continue;
+			if (f <= pos)
+				end = max(end, l + 1);
+			else
+				next = min(next, f);
 		}
+		if (end > pos) {
+			pos = end;	/* kept up to there; look again */
+			continue;
+		}
+		som_region_release(region, pos, next - 1);
+		pos = next;
+		cond_resched();
 	}
 }
 
@@ -509,10 +462,11 @@ static void som_region_mark_kept(struct som_region *region,
  * @region: the region
  * @vma: the VMA, already unmapped and (outside exit) out of the VMA tree
  *
- * For /dev/som, releases the slots of @vma that no other live VMA maps;
- * when the last VMA goes, every slot. At exit the whole tree is being torn
- * down with VMAs freed as they go, so it is not walked then: the slots are
- * released when the last VMA goes. A som file keeps its slots.
+ * For /dev/som, releases the indices of @vma that no other live VMA maps;
+ * when the last VMA goes, every index. At exit the whole tree is being
+ * torn down with VMAs freed as they go, so it is not walked then: the
+ * indices are released when the last VMA goes. A som file keeps its
+ * indices.
  *
  * Context: Process context; caller holds the owner's mmap_lock.
  */
@@ -523,14 +477,11 @@ void som_region_unmap(struct som_region *region, struct vm_area_struct *vma)
 	mmap_assert_locked(vma->vm_mm);
 	mutex_lock(&region->lock);
 	region->nr_vmas--;
-	if (region->mapping) {
-		/* The file holds the memory. */
-	} else if (!region->nr_vmas) {
+	/* A som file holds its memory. */
+	if (!region->mapping && !region->nr_vmas)
 		som_region_release(region, 0, ULONG_MAX);
-	} else if (atomic_read(&vma->vm_mm->mm_users)) {
-		som_region_mark_kept(region, vma, first, last);
-		som_region_release(region, first, last);
-	}
+	else if (!region->mapping && atomic_read(&vma->vm_mm->mm_users))
+		som_region_release_unkept(region, vma, first, last);
 	mutex_unlock(&region->lock);
 }
 
@@ -549,28 +500,33 @@ void som_region_unmap(struct som_region *region, struct vm_area_struct *vma)
 int som_region_fill(struct som_region *region, pgoff_t idx,
 		    unsigned long *bfn)
 {
-	void *entry = xa_load(&region->slots, idx);
-	unsigned long block;
+	unsigned long entry = som_table_get(&region->table, idx), block;
 	int err;
 
 	lockdep_assert_held(&region->lock);
-	if (som_slot_has_block(entry)) {
-		*bfn = som_slot_bfn(entry);
+	if (som_table_is_block(entry)) {
+		*bfn = entry;
 		return 0;
 	}
-	if (!entry) {
+	if (entry == SOM_TABLE_ABSENT) {
 		if (!som_region_is_hole(region, idx))
 			return -EFAULT;
 		err = som_region_reserve(region, idx, idx);
 		if (err)
 			return err;
-		som_region_reserved(region, idx, idx);
 	}
+	/* Room in the table first: a block taken must have its place. */
+	err = som_table_split(&region->table, idx, GFP_KERNEL_ACCOUNT);
+	if (err)
+		return err;
 	block = som_pool_alloc_block(region->pool, &region->claim, idx);
-	if (block == SOM_NO_BLOCK)
+	if (block == SOM_NO_BLOCK) {
+		som_table_tidy(&region->table, idx);
 		return -ENOMEM;
-	/* Replacing a present entry allocates nothing and cannot fail. */
-	xa_store(&region->slots, idx, som_slot(block), GFP_KERNEL);
+	}
+	/* Split: it allocates only to widen (a GiB on an eighth chunk). */
+	som_table_set(&region->table, idx, block,
+		      GFP_KERNEL_ACCOUNT | __GFP_NOFAIL);
 	som_region_count(region, 1);
 	*bfn = block;
 	return 0;
@@ -585,46 +541,41 @@ ALLOW_ERROR_INJECTION(som_region_fill, ERRNO);
 static int som_region_fill_chunk(struct som_region *region, pgoff_t first,
 				 unsigned long *base)
 {
-	pgoff_t last = first + SOM_BLOCKS_PER_CHUNK - 1, i;
-	unsigned long bfn = SOM_NO_BLOCK, nr_blocks = 0;
-	void *entry;
-	int err;
+	pgoff_t last = first + SOM_BLOCKS_PER_CHUNK - 1;
+	struct som_table *table = &region->table;
+	unsigned long cfn, bfn, nr;
 
 	lockdep_assert_held(&region->lock);
-	for (i = 0; i < SOM_BLOCKS_PER_CHUNK; i++) {
-		entry = xa_load(&region->slots, first + i);
-		if (!entry && !som_region_is_hole(region, first + i))
-			return -EFAULT;
-		if (!som_slot_has_block(entry))
-			continue;
-		if (i == 0)
-			bfn = som_slot_bfn(entry);
-		if (bfn == SOM_NO_BLOCK || som_slot_bfn(entry) != bfn + i ||
-		    !IS_ALIGNED(bfn, SOM_BLOCKS_PER_CHUNK))
-			return -ENOSPC;
-		nr_blocks++;
-	}
-	if (nr_blocks == SOM_BLOCKS_PER_CHUNK)
+	cfn = som_table_chunk(table, first);
+	if (cfn != SOM_NO_BLOCK)
 		goto out;
-	if (nr_blocks)
+	nr = som_table_count(table, first, last, SOM_TABLE_KIND_ABSENT);
+	/* Absent indices must be holes: the last one is the highest. */
+	if (nr && !som_region_is_hole(region, last))
+		return -EFAULT;
+	if (som_table_count(table, first, last, SOM_TABLE_KIND_BLOCK))
 		return -ENOSPC;
 
-	err = som_region_reserve(region, first, last);
-	if (err)
+	if (som_table_hold(table, first, GFP_KERNEL_ACCOUNT))
 		return -ENOSPC;
+	if (nr && som_pool_reserve(region->pool, &region->claim, nr))
+		goto err_unhold;
 	bfn = som_pool_alloc_chunk(region->pool, &region->claim, first);
-	if (bfn == SOM_NO_BLOCK) {
-		som_region_unreserve_new(region, first, last);
-		return -ENOSPC;
-	}
-	som_region_reserved(region, first, last);
-	for (i = 0; i < SOM_BLOCKS_PER_CHUNK; i++)
-		xa_store(&region->slots, first + i, som_slot(bfn + i),
-			 GFP_KERNEL);
+	if (bfn == SOM_NO_BLOCK)
+		goto err_unreserve;
+	cfn = som_bfn_to_cfn(bfn);
+	som_table_set_chunk(table, first, cfn);
 	som_region_count(region, SOM_BLOCKS_PER_CHUNK);
 out:
-	*base = bfn;
+	*base = cfn << (SOM_CHUNK_SHIFT - SOM_BLOCK_SHIFT);
 	return 0;
+
+err_unreserve:
+	if (nr)
+		som_pool_unreserve(region->pool, &region->claim, nr);
+err_unhold:
+	som_table_unhold(table, first);
+	return -ENOSPC;
 }
 
 /**
@@ -635,7 +586,7 @@ out:
  * @pfn: the frame of @pgoff; the whole 2 MiB block around it is backed
  *	contiguously
  *
- * Allocates the block on first use, from the slot's reservation.
+ * Allocates the block on first use, from the index's reservation.
  *
  * Context: Process context, may sleep (the allocation may zero 2 MiB).
  * Caller holds the region lock until the frames are mapped.
@@ -664,7 +615,7 @@ int som_region_block(struct som_region *region, pgoff_t pgoff,
  * @pgoff: page offset in the region, 1 GiB aligned
  * @pfn: the first frame of a physically contiguous, 1 GiB aligned GiB
  *
- * Succeeds if the 512 slots of that GiB already hold the 512 blocks of one
+ * Succeeds if the 512 indices of that GiB already hold the 512 blocks of one
  * chunk in order, or if none holds a block yet and the pool has a whole
  * free chunk, which is then allocated.
  *
@@ -689,7 +640,7 @@ int som_region_chunk(struct som_region *region, pgoff_t pgoff,
 		*pfn = som_bfn_to_pfn(base);
 	/* No chunk for this GiB: compaction may make one. */
 	if (err == -ENOSPC)
-		som_compact_kick();
+		som_region_chunk_wanted();
 	return err;
 }
 
@@ -712,8 +663,8 @@ int som_region_access(struct som_region *region, loff_t pos, void *buf,
 		      int len, bool write)
 {
 	pgoff_t idx = pos >> SOM_BLOCK_SHIFT;
-	unsigned long bfn;
-	void *entry, *vaddr;
+	unsigned long bfn, entry;
+	void *vaddr;
 	int err = 0;
 
 	len = min_t(int, len, PAGE_SIZE - offset_in_page(pos));
@@ -723,9 +674,9 @@ int som_region_access(struct som_region *region, loff_t pos, void *buf,
 		err = -EFAULT;
 		goto out_unlock;
 	}
-	entry = xa_load(&region->slots, idx);
-	if (!som_slot_has_block(entry) && !write &&
-	    (entry || som_region_is_hole(region, idx))) {
+	entry = som_table_get(&region->table, idx);
+	if (!som_table_is_block(entry) && !write &&
+	    (entry != SOM_TABLE_ABSENT || som_region_is_hole(region, idx))) {
 		memset(buf, 0, len);
 		goto out_unlock;
 	}
@@ -768,17 +719,17 @@ int som_region_may_modify(struct som_region *region)
 /* Zero [from, to) where blocks back it; reserved memory is zero anyway. */
 static void som_region_zero(struct som_region *region, loff_t from, loff_t to)
 {
+	unsigned long entry;
 	pgoff_t idx;
 	loff_t end;
-	void *entry;
 
 	for (; from < to; from = end) {
 		idx = from >> SOM_BLOCK_SHIFT;
 		end = min_t(loff_t, to, (loff_t)(idx + 1) << SOM_BLOCK_SHIFT);
-		entry = xa_load(&region->slots, idx);
-		if (!som_slot_has_block(entry))
+		entry = som_table_get(&region->table, idx);
+		if (!som_table_is_block(entry))
 			continue;
-		memset(som_pool_block_vaddr(region->pool, som_slot_bfn(entry)) +
+		memset(som_pool_block_vaddr(region->pool, entry) +
 		       (from & (SOM_BLOCK_SIZE - 1)), 0, end - from);
 	}
 }
@@ -824,7 +775,6 @@ int som_region_resize(struct som_region *region, loff_t size)
 		err = som_region_reserve(region, old_nr, new_nr - 1);
 		if (err)
 			return err;
-		som_region_reserved(region, old_nr, new_nr - 1);
 	}
 	if (size > old) {
 		/* What was written past EOF in its mapped last page. */
@@ -870,7 +820,6 @@ int som_region_allocate(struct som_region *region, loff_t from, loff_t to)
 	err = som_region_reserve(region, idx, last);
 	if (err)
 		return err;
-	som_region_reserved(region, idx, last);
 	while (idx <= last) {
 		if (IS_ALIGNED(idx, SOM_BLOCKS_PER_CHUNK) &&
 		    last - idx >= SOM_BLOCKS_PER_CHUNK - 1) {
@@ -878,7 +827,7 @@ int som_region_allocate(struct som_region *region, loff_t from, loff_t to)
 				idx += SOM_BLOCKS_PER_CHUNK;
 				continue;
 			}
-			som_compact_kick();
+			som_region_chunk_wanted();
 		}
 		err = som_region_fill(region, idx, &bfn);
 		if (err)
@@ -934,14 +883,14 @@ void som_region_punch(struct som_region *region, loff_t from, loff_t to)
 int som_region_node(struct som_region *region, pgoff_t pgoff,
 		    bool *unmovable)
 {
-	void *entry;
+	unsigned long entry;
 	int nid = NUMA_NO_NODE;
 
 	mutex_lock(&region->lock);
-	entry = xa_load(&region->slots, pgoff >> SOM_PAGES_PER_BLOCK_SHIFT);
-	if (som_slot_has_block(entry))
-		nid = som_pool_block_node(region->pool, som_slot_bfn(entry),
-					  unmovable);
+	entry = som_table_get(&region->table,
+			      pgoff >> SOM_PAGES_PER_BLOCK_SHIFT);
+	if (som_table_is_block(entry))
+		nid = som_pool_block_node(region->pool, entry, unmovable);
 	mutex_unlock(&region->lock);
 	return nid;
 }

@@ -12,9 +12,9 @@
 #include <linux/list.h>
 #include <linux/mm_types.h>
 #include <linux/mutex.h>
-#include <linux/xarray.h>
 
 #include "pool.h"
+#include "table.h"
 
 /**
  * struct som_region - one region and its owner
@@ -24,9 +24,9 @@
  *		order: a som file's i_rwsem, then the owner's mmap_lock (or
  *		VMA lock, in a fault), then @lock, then the file's
  *		i_mmap_rwsem and page-table locks, or the pool lock.
- * @slots:	2 MiB index (byte offset >> 21) -> slot: absent, reserved
- *		(capacity promised, no block yet) or holding the block that
- *		backs the index
+ * @table:	2 MiB index (byte offset >> 21) -> absent, reserved
+ *		(capacity promised, no block yet) or the block that backs
+ *		the index
  * @mm:		the owner: the mm of the first mmap(), pinned with mmgrab()
  *		so that its address cannot be reused by another process
  * @nr_vmas:	live VMAs mapping this region
@@ -40,12 +40,12 @@
  *		unmaps only shrink one. Written under @lock and the owner's
  *		mmap_lock.
  * @vm_end:	see @vm_start
- * @nr_blocks:	slots holding a block
+ * @nr_blocks:	indices holding a block
  * @mapping:	som files: the file's address_space, through which every
  *		user mapping of a block is zapped before the block is freed.
- *		NULL for a /dev/som region, whose slots live exactly as long
+ *		NULL for a /dev/som region, whose indices live exactly as long
  *		as some VMA maps them. The file's i_size, written only under
- *		@lock, is the region's size: an index below it without a slot
+ *		@lock, is the region's size: an absent index below it
  *		is a hole, one at or above it is past EOF.
  * @pool:	where the blocks come from
  * @claim:	the region's reservations and placement policy in @pool
@@ -57,7 +57,7 @@
  */
 struct som_region {
 	struct mutex lock;		/* see above */
-	struct xarray slots;
+	struct som_table table;
 	struct mm_struct *mm;
 	unsigned long nr_vmas;
 	unsigned long vm_start;
@@ -75,38 +75,26 @@ struct som_region {
 #define SOM_PAGES_PER_BLOCK		BIT(SOM_PAGES_PER_BLOCK_SHIFT)
 #define SOM_PAGES_PER_CHUNK		BIT(SOM_CHUNK_SHIFT - PAGE_SHIFT)
 
-/*
- * Slot values are xarray value entries: SOM_SLOT_RESERVED, or the block's
- * frame number plus SOM_SLOT_BLOCK. Marks are scratch state that is only
- * ever set and cleared again within one hold of som_region.lock.
- */
-#define SOM_SLOT_RESERVED	xa_mk_value(0)
-#define SOM_SLOT_BLOCK		1UL
-#define SOM_SLOT_NEW		XA_MARK_0	/* reserved by this call */
-#define SOM_SLOT_KEEP		XA_MARK_1	/* another VMA still maps it */
-
-static inline void *som_slot(unsigned long bfn)
-{
-	return xa_mk_value(bfn + SOM_SLOT_BLOCK);
-}
-
-static inline bool som_slot_has_block(void *entry)
-{
-	return entry && entry != SOM_SLOT_RESERVED;
-}
-
-static inline unsigned long som_slot_bfn(void *entry)
-{
-	return xa_to_value(entry) - SOM_SLOT_BLOCK;
-}
-
 struct som_region *som_region_create(struct som_pool *pool,
 				     struct address_space *mapping);
 void som_region_destroy(struct som_region *region);
 void som_region_put(struct som_region *region);
 struct som_region **som_regions_get(unsigned long *nr);
 void som_regions_put(struct som_region **regions, unsigned long nr);
-u64 som_regions_metadata_bytes(void);
+
+/**
+ * struct som_regions_metadata - what the open regions spend on metadata
+ * @regions:	their descriptors and per-node reservation counters
+ * @table_split: their split GiBs (som_table_split_bytes())
+ * @table_nodes: their tables' xarray nodes (som_table_node_bytes())
+ */
+struct som_regions_metadata {
+	u64 regions;
+	u64 table_split;
+	u64 table_nodes;
+};
+
+void som_regions_count_metadata(struct som_regions_metadata *m);
 
 static inline void som_region_lock(struct som_region *region)
 {
@@ -132,6 +120,9 @@ int som_region_chunk(struct som_region *region, pgoff_t pgoff,
 		     unsigned long *pfn);
 int som_region_access(struct som_region *region, loff_t pos, void *buf,
 		      int len, bool write);
+
+/* A hook for the layer above: a GiB found no whole chunk (compaction). */
+void som_region_on_chunk_wanted(void (*fn)(void));
 
 /* Placement */
 int som_region_fill(struct som_region *region, pgoff_t idx,

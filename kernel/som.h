@@ -6,6 +6,7 @@
 #include <linux/atomic.h>
 #include <linux/compiler_types.h>
 #include <linux/fs.h>
+#include <linux/kobject.h>
 #include <linux/mm_types.h>
 
 #include "pool.h"
@@ -24,6 +25,34 @@ struct som_fault_stats {
 	atomic_long_t pmd;
 	atomic_long_t pte;
 };
+
+/**
+ * struct som_metadata - what som spends describing memory, in bytes
+ * @total:	all of the below
+ * @chunks:	the pool's chunk descriptors, one per GiB in the pool
+ * @chunk_bits:	the bits of chunks whose blocks differ, and spares
+ * @pool:	the pool and its per-node sets
+ * @sources:	the sources and their chunk tables
+ * @regions:	the regions' descriptors and per-node counters
+ * @table_split: the regions' split GiBs
+ * @table_nodes: the regions' table xarray nodes
+ */
+struct som_metadata {
+	u64 total;
+	u64 chunks;
+	u64 chunk_bits;
+	u64 pool;
+	u64 sources;
+	u64 regions;
+	u64 table_split;
+	u64 table_nodes;
+};
+
+/* metadata.c */
+void som_metadata_get(struct som_metadata *m);
+extern const struct attribute_group som_metadata_group;
+extern struct kobj_attribute som_metadata_bytes_attr;
+extern struct kobj_attribute som_region_metadata_bytes_attr;
 
 struct som_region;
 struct som_mapping;

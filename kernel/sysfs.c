@@ -4,7 +4,8 @@
  * whole pool and per NUMA node (nodes/nodeN/); add_range and
  * remove_source for administrators; migration/, compaction's controls
  * and what migrations have done; the sources live in sources/
- * (source.c). Nothing here shows a physical address.
+ * (source.c), metadata/ in metadata.c. Nothing here shows a physical
+ * address.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -84,35 +85,6 @@ static struct som_pool_attr som_unmovable_free_bytes = {
 	__ATTR(unmovable_free_bytes, 0444, som_pool_attr_show, NULL),
 	offsetof(struct som_pool_stats, unmovable_free_bytes),
 };
-
-/*
- * Every byte som allocates to describe the memory it manages: the pool's
- * chunk descriptors and sets, the sources and their chunk tables, and the
- * regions with their tables.
- */
-static ssize_t metadata_bytes_show(struct kobject *kobj,
-				   struct kobj_attribute *attr, char *buf)
-{
-	struct som_pool_stats stats;
-
-	som_pool_get_stats(&som_pool, NUMA_NO_NODE, &stats);
-	return sysfs_emit(buf, "%llu\n", stats.metadata_bytes +
-			  som_sources_metadata_bytes() +
-			  som_regions_metadata_bytes());
-}
-
-static struct kobj_attribute som_metadata_bytes = __ATTR_RO(metadata_bytes);
-
-/* Of that, what the regions and their tables take. */
-static ssize_t region_metadata_bytes_show(struct kobject *kobj,
-					  struct kobj_attribute *attr,
-					  char *buf)
-{
-	return sysfs_emit(buf, "%llu\n", som_regions_metadata_bytes());
-}
-
-static struct kobj_attribute som_region_metadata_bytes =
-	__ATTR_RO(region_metadata_bytes);
 
 /* A fault counter. */
 struct som_fault_attr {
@@ -317,8 +289,8 @@ static const struct attribute_group som_counter_group = {
 
 /* What only the whole pool has. */
 static struct attribute *som_pool_attrs[] = {
-	&som_metadata_bytes.attr,
-	&som_region_metadata_bytes.attr,
+	&som_metadata_bytes_attr.attr,
+	&som_region_metadata_bytes_attr.attr,
 	&som_faults_pud.attr.attr,
 	&som_faults_pmd.attr.attr,
 	&som_faults_pte.attr.attr,
@@ -339,6 +311,7 @@ static const struct attribute_group *som_groups[] = {
 	&som_counter_group,
 	&som_pool_group,
 	&som_migrate_group,
+	&som_metadata_group,
 	NULL,
 };
 

@@ -131,20 +131,14 @@ bytes() {
 	esac
 }
 
-# The pool's KUnit suite over the reserved range, with som.ko loaded but
-# not using it; one TAP line per case from the suite's debugfs results,
-# and a failure unless every planned case reported.
-kunit_pool() {
-	base=$(bytes "${SOM_RANGES#*@}")
-	size=$(bytes "${SOM_RANGES%@*}")
-	if [ -z "$base" ] || [ -z "$size" ]; then
-		tap 1 "kunit.som_pool (cannot use SOM_RANGES=$SOM_RANGES)"
-		return
-	fi
-	insmod /som/som.ko || { tap 1 kunit.som_pool.load; return; }
-	insmod /som/som_pool_kunit.ko base="$base" chunks=$((size >> 30))
-	tap $? kunit.som_pool.load
-	results=/sys/kernel/debug/kunit/som_pool/results
+# The KUnit suites of som_pool_kunit.ko: the pool's over the reserved
+# range, with som.ko loaded but not using it, and the region table's. One
+# TAP line per case from each suite's debugfs results, and a failure
+# unless every planned case reported.
+kunit_suite() {
+	suite=$1
+	results=/sys/kernel/debug/kunit/$suite/results
+	planned=
 	: >/tmp/kunit.tap
 	if [ -r "$results" ]; then
 		sed 's/^/# kunit: /' "$results"
@@ -158,13 +152,27 @@ kunit_pool() {
 		num=${rest%% *}
 		name=${rest#"$num "}
 		case "$kind $name" in
-		*"# SKIP"*) n=$((n + 1)); echo "ok $n kunit.som_pool.$name" ;;
-		"not "*) tap 1 "kunit.som_pool.$name" ;;
-		*) tap 0 "kunit.som_pool.$name" ;;
+		*"# SKIP"*) n=$((n + 1)); echo "ok $n kunit.$suite.$name" ;;
+		"not "*) tap 1 "kunit.$suite.$name" ;;
+		*) tap 0 "kunit.$suite.$name" ;;
 		esac
 	done </tmp/kunit.tap
-	ran_whole kunit.som_pool "$planned" "$(wc -l </tmp/kunit.tap)" ||
+	ran_whole "kunit.$suite" "$planned" "$(wc -l </tmp/kunit.tap)" ||
 		status=1
+}
+
+kunit_pool() {
+	base=$(bytes "${SOM_RANGES#*@}")
+	size=$(bytes "${SOM_RANGES%@*}")
+	if [ -z "$base" ] || [ -z "$size" ]; then
+		tap 1 "kunit.som_pool (cannot use SOM_RANGES=$SOM_RANGES)"
+		return
+	fi
+	insmod /som/som.ko || { tap 1 kunit.som_pool.load; return; }
+	insmod /som/som_pool_kunit.ko base="$base" chunks=$((size >> 30))
+	tap $? kunit.som_pool.load
+	kunit_suite som_pool
+	kunit_suite som_table
 	rmmod som_pool_kunit
 	rmmod som
 	tap $? kunit.som_pool.unload

@@ -1,0 +1,303 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * som pool: handing out blocks and whole chunks, taking blocks back, and
+ * where a block is (its node, its kernel address).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <kunit/visibility.h>
+#include <linux/error-injection.h>
+#include <linux/io.h>
+#include <linux/numa.h>
+#include <linux/sched.h>
+#include <linux/timekeeping.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/topology.h>
+
+#include "pool_internal.h"
+
+/*
+ * A fault wants a zeroed block before a dirty one, and one from a chunk
+ * already in use before one from an untouched chunk, so that untouched
+ * chunks stay whole for 1 GiB mappings.
+ */
+const struct som_pick_pref som_pick_fault[SOM_PICK_PREFS] = {
+	{ true, false }, { true, true }, { false, false }, { false, true },
+};
+
+/* Pick a free block of @set in the order of @prefs. */
+unsigned int som_set_pick_block(struct som_pool *pool,
+				struct som_pool_set *set,
+				const struct som_pick_pref *prefs,
+				struct som_chunk **chunkp)
+{
+	struct som_chunk *chunk;
+	unsigned int p, i;
+
+	for (p = 0; p < SOM_PICK_PREFS; p++) {
+		list_for_each_entry(chunk, &set->chunks, set_list) {
+			bool whole = chunk->nr_free == SOM_BLOCKS_PER_CHUNK;
+
+			if (!chunk->nr_free || whole != prefs[p].whole)
+				continue;
+			i = som_chunk_find(pool, chunk, prefs[p].zeroed);
+			if (i < SOM_BLOCKS_PER_CHUNK) {
+				*chunkp = chunk;
+				return i;
+			}
+		}
+	}
+	return SOM_BLOCKS_PER_CHUNK;
+}
+
+/*
+ * A fault's last resort: a free block of a chunk of @set that a GiB is
+ * being assembled in. The assembly finds the chunk changed and gives up.
+ */
+unsigned int som_set_pick_assembling(struct som_pool *pool,
+				     struct som_pool_set *set,
+				     struct som_chunk **chunkp)
+{
+	struct som_chunk *chunk;
+	unsigned int i;
+
+	list_for_each_entry(chunk, &pool->chunks, list) {
+		if (!chunk->assembling || !chunk->nr_free ||
+		    som_chunk_set(pool, chunk) != set)
+			continue;
+		i = som_chunk_find(pool, chunk, true);
+		if (i == SOM_BLOCKS_PER_CHUNK)
+			i = som_chunk_find(pool, chunk, false);
+		if (i < SOM_BLOCKS_PER_CHUNK) {
+			*chunkp = chunk;
+			return i;
+		}
+	}
+	return SOM_BLOCKS_PER_CHUNK;
+}
+
+/* A whole free chunk of @set, a fully zeroed one first, or NULL. */
+struct som_chunk *som_set_pick_chunk(struct som_pool *pool,
+				     struct som_pool_set *set)
+{
+	struct som_chunk *chunk, *pick = NULL;
+
+	list_for_each_entry(chunk, &set->chunks, set_list) {
+		if (chunk->nr_free != SOM_BLOCKS_PER_CHUNK)
+			continue;
+		if (!pick || (pick->nr_dirty && !chunk->nr_dirty) ||
+		    som_chunk_is_zeroing(pool, pick))
+			pick = chunk;
+	}
+	return pick;
+}
+
+/**
+ * som_pool_alloc_block() - allocate one zeroed 2 MiB block
+ * @pool: the pool
+ * @claim: the claim whose reservation the block consumes
+ * @idx: the 2 MiB index of the block in its region, for interleaving
+ *
+ * Takes the block from the node @claim's policy wants for @idx if it can,
+ * else from the nearest node it holds a reservation on.
+ *
+ * Context: Process context, may sleep (it zeroes 2 MiB when no pre-zeroed
+ * block is left). Takes the pool lock.
+ * Return: the block frame number, or SOM_NO_BLOCK if @claim holds no
+ * reservation.
+ */
+unsigned long som_pool_alloc_block(struct som_pool *pool,
+				   struct som_claim *claim, pgoff_t idx)
+{
+	int target = som_claim_target(claim, idx), nid;
+	struct som_pool_set *set;
+	struct som_chunk *chunk;
+	unsigned int i;
+	bool dirty;
+
+	might_sleep();
+	for (;;) {
+		if (som_pool_lock_stocked(pool, GFP_KERNEL))
+			return SOM_NO_BLOCK;
+		if (WARN_ON_ONCE(!claim->nr_reserved)) {
+			spin_unlock(&pool->lock);
+			return SOM_NO_BLOCK;
+		}
+		for (nid = som_next_node(target, NUMA_NO_NODE);
+		     nid < nr_node_ids; nid = som_next_node(target, nid))
+			if (som_claim_gather(pool, claim, nid, 1))
+				break;
+		if (WARN_ON_ONCE(nid >= nr_node_ids)) {
+			spin_unlock(&pool->lock);
+			return SOM_NO_BLOCK;
+		}
+		set = som_pool_set(pool, nid, claim->unmovable);
+		i = som_set_pick_block(pool, set, som_pick_fault, &chunk);
+		if (i == SOM_BLOCKS_PER_CHUNK)
+			i = som_set_pick_assembling(pool, set, &chunk);
+		if (i < SOM_BLOCKS_PER_CHUNK)
+			break;
+		/* The only free block of the set is the one being zeroed. */
+		som_pool_wait_zeroing(pool);
+	}
+	set->nr_reserved--;
+	claim->node_reserved[nid]--;
+	claim->nr_reserved--;
+	dirty = som_chunk_take(pool, chunk, i);
+	spin_unlock(&pool->lock);
+
+	if (dirty)
+		som_pool_zero_block(pool, chunk, i, false);
+	return som_chunk_bfn(chunk, i);
+}
+EXPORT_SYMBOL_IF_KUNIT(som_pool_alloc_block);
+
+/**
+ * som_pool_alloc_chunk() - allocate a whole zeroed 1 GiB chunk
+ * @pool: the pool
+ * @claim: the claim whose reservation the chunk consumes
+ * @idx: the 2 MiB index of the chunk's first block in its region
+ *
+ * Consumes SOM_BLOCKS_PER_CHUNK blocks of @claim's reservations. Looks for
+ * a whole free chunk on the node the policy wants, then on the nearest
+ * others; prefers a chunk that is already fully zeroed, otherwise zeroes
+ * the dirty blocks of the chunk it takes.
+ *
+ * Context: Process context, may sleep. Takes the pool lock.
+ * Return: the frame number of the chunk's first block, or SOM_NO_BLOCK if
+ * no chunk is entirely free where @claim may take it (the caller then maps
+ * 2 MiB blocks instead).
+ */
+unsigned long som_pool_alloc_chunk(struct som_pool *pool,
+				   struct som_claim *claim, pgoff_t idx)
+{
+	DECLARE_BITMAP(dirty, SOM_BLOCKS_PER_CHUNK);
+	int target = som_claim_target(claim, idx), nid;
+	struct som_chunk *pick = NULL;
+	unsigned int i;
+
+	might_sleep();
+	for (;;) {
+		spin_lock(&pool->lock);
+		if (claim->nr_reserved < SOM_BLOCKS_PER_CHUNK) {
+			spin_unlock(&pool->lock);
+			return SOM_NO_BLOCK;
+		}
+		for (nid = som_next_node(target, NUMA_NO_NODE);
+		     nid < nr_node_ids; nid = som_next_node(target, nid)) {
+			struct som_pool_set *set;
+
+			if (!som_claim_allows(claim, nid))
+				continue;
+			set = som_pool_set(pool, nid, claim->unmovable);
+			pick = som_set_pick_chunk(pool, set);
+			if (pick && som_claim_gather(pool, claim, nid,
+						     SOM_BLOCKS_PER_CHUNK))
+				break;
+			pick = NULL;
+		}
+		if (!pick) {
+			spin_unlock(&pool->lock);
+			return SOM_NO_BLOCK;
+		}
+		if (!som_chunk_is_zeroing(pool, pick))
+			break;
+		/* Each wait ends with one more block of @pick zeroed. */
+		som_pool_wait_zeroing(pool);
+	}
+	som_chunk_dirty_bits(pick, dirty);
+	som_chunk_set(pool, pick)->nr_reserved -= SOM_BLOCKS_PER_CHUNK;
+	claim->node_reserved[nid] -= SOM_BLOCKS_PER_CHUNK;
+	claim->nr_reserved -= SOM_BLOCKS_PER_CHUNK;
+	som_chunk_count(pool, pick, -(long)pick->nr_free,
+			-(long)pick->nr_dirty);
+	pick->nr_free = 0;
+	pick->nr_dirty = 0;
+	som_chunk_drop_bits(pool, pick);
+	spin_unlock(&pool->lock);
+
+	for_each_set_bit(i, dirty, SOM_BLOCKS_PER_CHUNK) {
+		som_pool_zero_block(pool, pick, i, false);
+		cond_resched();
+	}
+	return som_chunk_bfn(pick, 0);
+}
+EXPORT_SYMBOL_IF_KUNIT(som_pool_alloc_chunk);
+
+/**
+ * som_pool_free_block() - give a block back to the pool
+ * @pool: the pool
+ * @bfn: frame number of a block allocated from @pool
+ *
+ * The block becomes free and dirty; the zeroing worker clears it. This does
+ * not restore the reservation the block was allocated under. Cannot fail:
+ * a chunk that had all its blocks allocated gets its bits (128 bytes)
+ * with __GFP_NOFAIL.
+ *
+ * Context: Process context, may sleep. Takes the pool lock.
+ */
+void som_pool_free_block(struct som_pool *pool, unsigned long bfn)
+{
+	unsigned int i = bfn & (SOM_BLOCKS_PER_CHUNK - 1);
+	struct som_chunk *chunk;
+
+	som_pool_lock_stocked(pool, GFP_KERNEL | __GFP_NOFAIL);
+	chunk = som_pool_find(pool, bfn >> (SOM_CHUNK_SHIFT - SOM_BLOCK_SHIFT));
+	if (WARN_ON_ONCE(!chunk || som_chunk_is_free(chunk, i))) {
+		spin_unlock(&pool->lock);
+		return;
+	}
+	som_chunk_set_block(pool, chunk, i, true, true);
+	spin_unlock(&pool->lock);
+	queue_work(system_unbound_wq, &pool->zero_work);
+}
+EXPORT_SYMBOL_IF_KUNIT(som_pool_free_block);
+
+/**
+ * som_pool_block_vaddr() - kernel address of an allocated block
+ * @pool: the pool
+ * @bfn: frame number of a block of @pool
+ *
+ * Context: Takes the pool lock. A chunk with an allocated block cannot be
+ * removed, so the address stays valid while the caller owns the block.
+ * Return: the write-back kernel mapping of the block, or NULL.
+ */
+void *som_pool_block_vaddr(struct som_pool *pool, unsigned long bfn)
+{
+	struct som_chunk *chunk;
+
+	spin_lock(&pool->lock);
+	chunk = som_pool_find(pool, bfn >> (SOM_CHUNK_SHIFT - SOM_BLOCK_SHIFT));
+	spin_unlock(&pool->lock);
+	if (!chunk)
+		return NULL;
+	return som_chunk_block_vaddr(chunk, bfn & (SOM_BLOCKS_PER_CHUNK - 1));
+}
+EXPORT_SYMBOL_IF_KUNIT(som_pool_block_vaddr);
+
+/**
+ * som_pool_block_node() - where an allocated block lies
+ * @pool: the pool
+ * @bfn: frame number of a block of @pool
+ * @unmovable: set to whether the block's chunk is unmovable
+ *
+ * Context: Takes the pool lock.
+ * Return: the block's NUMA node, or NUMA_NO_NODE if @bfn is not in @pool.
+ */
+int som_pool_block_node(struct som_pool *pool, unsigned long bfn,
+			bool *unmovable)
+{
+	struct som_chunk *chunk;
+	int nid = NUMA_NO_NODE;
+
+	spin_lock(&pool->lock);
+	chunk = som_pool_find(pool, bfn >> (SOM_CHUNK_SHIFT - SOM_BLOCK_SHIFT));
+	if (chunk) {
+		nid = chunk->nid;
+		*unmovable = chunk->unmovable;
+	}
+	spin_unlock(&pool->lock);
+	return nid;
+}
+EXPORT_SYMBOL_IF_KUNIT(som_pool_block_node);

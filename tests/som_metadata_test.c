@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * som's metadata accounting: /sys/kernel/mm/som/metadata_bytes is every
+ * byte som allocates to describe memory, its parts (metadata/) add up to
+ * it, each part follows what a mapping does, and the parts kept in som's
+ * own slab caches are exactly what /proc/slabinfo shows of them.
+ *
+ * Needs som.ko loaded with a pool of at least 2 GiB that nothing else
+ * uses, and root. The slabinfo check needs exact slab counts: the test
+ * VMs boot with slab_debug=F,som_* for that (a cache with debugging on
+ * has no per-CPU slabs hiding free objects); elsewhere it is skipped.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+
+#include "kselftest_harness.h"
+#include "som_util.h"
+
+#define META	"metadata/"
+
+/* The size of one object of som's slab cache @name, or -1. */
+static long long som_slab_object_size(const char *name)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/sys/kernel/slab/%s/object_size", name);
+	return som_read_ll(path);
+}
+
+/* Does slab cache @name count its objects exactly (no per-CPU slabs)? */
+static int som_slab_exact(const char *name)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/sys/kernel/slab/%s/sanity_checks",
+		 name);
+	return som_read_ll(path) == 1;
+}
+
+/*
+ * The active objects /proc/slabinfo shows for cache @name, or -1. The
+ * cache is shrunk first: under KASAN, freed objects wait in a quarantine
+ * and count as active until a shrink of their cache lets them go.
+ */
+static long long som_slabinfo_active(const char *name)
+{
+	char line[512], cache[64];
+	long long active = -1, n;
+	FILE *f;
+
+	snprintf(line, sizeof(line), "/sys/kernel/slab/%s/shrink", name);
+	if (som_write_file(line, "1"))
+		return -1;
+	f = fopen("/proc/slabinfo", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%63s %lld", cache, &n) == 2 &&
+		    !strcmp(cache, name))
+			active = n;
+	fclose(f);
+	return active;
+}
+
+/* Every part, and the total, read one after the other. */
+struct som_meta {
+	long long total, chunks, chunk_bits, pool, sources, regions;
+	long long table_split, table_nodes, region_total;
+};
+
+static void som_meta_read(struct som_meta *m)
+{
+	m->total = som_stat("metadata_bytes");
+	m->chunks = som_stat(META "chunks_bytes");
+	m->chunk_bits = som_stat(META "chunk_bits_bytes");
+	m->pool = som_stat(META "pool_bytes");
+	m->sources = som_stat(META "sources_bytes");
+	m->regions = som_stat(META "regions_bytes");
+	m->table_split = som_stat(META "table_split_bytes");
+	m->table_nodes = som_stat(META "table_node_bytes");
+	m->region_total = som_stat("region_metadata_bytes");
+}
+
+FIXTURE(metadata) {
+	int fd;
+	long long free_start;
+};
+
+FIXTURE_SETUP(metadata)
+{
+	SOM_OPEN_DEV(self->fd);
+	self->free_start = som_stat("free_bytes");
+	ASSERT_LE(2 * (long long)GiB, self->free_start)
+		TH_LOG("these tests need a pool of at least 2 GiB");
+}
+
+FIXTURE_TEARDOWN(metadata)
+{
+	if (self->fd < 0)
+		return;
+	close(self->fd);
+	EXPECT_EQ(self->free_start, som_stat("free_bytes"));
+	EXPECT_EQ(0, som_stat("reserved_bytes"));
+}
+
+static char *som_map(int fd, size_t len)
+{
+	return mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+}
+
+/*
+ * mmap @len of @fd 2 MiB past a 1 GiB boundary, so that no 1 GiB entry
+ * can map it, in address space reserved for it first (and given back
+ * around it).
+ */
+static char *som_map_off_gib(int fd, size_t len)
+{
+	size_t area_len = len + 2 * GiB;
+	char *area = mmap(NULL, area_len, PROT_NONE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	char *want, *p;
+
+	if (area == MAP_FAILED)
+		return MAP_FAILED;
+	want = (char *)(((uintptr_t)area + GiB - 1) & ~(GiB - 1)) + 2 * MiB;
+	p = mmap(want, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+		 fd, 0);
+	if (p == MAP_FAILED) {
+		munmap(area, area_len);
+		return MAP_FAILED;
+	}
+	munmap(area, want - area);
+	munmap(want + len, area + area_len - (want + len));
+	return p;
+}
+
+TEST_F(metadata, parts_add_up_to_the_total)
+{
+	struct som_meta m;
+	char *p;
+
+	p = som_map(self->fd, 64 * MiB);
+	ASSERT_NE(MAP_FAILED, p);
+	p[0] = 1;
+	p[3 * MiB] = 1;
+	som_meta_read(&m);
+	ASSERT_LT(0, m.chunks);
+	EXPECT_LE(0, m.chunk_bits);
+	EXPECT_LT(0, m.pool);
+	EXPECT_LT(0, m.sources);
+	EXPECT_LT(0, m.regions);
+	/* Two blocks of 32 reserved: the GiB is split. */
+	EXPECT_LT(0, m.table_split);
+	EXPECT_EQ(0, m.table_nodes);	/* one GiB at index 0: the root */
+	EXPECT_EQ(m.total, m.chunks + m.chunk_bits + m.pool + m.sources +
+			   m.regions + m.table_split + m.table_nodes);
+	EXPECT_EQ(m.region_total, m.regions + m.table_split + m.table_nodes);
+	EXPECT_EQ(0, munmap(p, 64 * MiB));
+}
+
+/*
+ * A GiB mapped by one 1 GiB entry costs its region one xarray slot: no
+ * split GiB, and no node while it is the only GiB. Two GiBs take one
+ * node of 64 slots.
+ */
+TEST_F(metadata, whole_gibs_cost_a_slot_each)
+{
+	struct som_meta before, one, two;
+	char *p;
+
+	if (!som_cpu_has_gbpages())
+		SKIP(return, "the CPU has no 1 GiB pages");
+	som_meta_read(&before);
+	p = som_map(self->fd, 2 * GiB);
+	ASSERT_NE(MAP_FAILED, p);
+	p[0] = 1;
+	ASSERT_EQ((long long)GiB, som_page_size(self->fd, p))
+		TH_LOG("no whole free chunk for a 1 GiB entry");
+	som_meta_read(&one);
+	EXPECT_EQ(before.table_split, one.table_split);
+	p[GiB] = 1;
+	ASSERT_EQ((long long)GiB, som_page_size(self->fd, p + GiB));
+	som_meta_read(&two);
+	EXPECT_EQ(before.table_split, two.table_split);
+	EXPECT_GE(576, two.table_nodes - before.table_nodes);
+	/* Whole chunks need no per-block bits. */
+	EXPECT_EQ(before.chunks, two.chunks);
+	EXPECT_GE(before.chunk_bits, two.chunk_bits);
+	EXPECT_EQ(0, munmap(p, 2 * GiB));
+}
+
+/*
+ * A GiB whose blocks are not one chunk's in order costs one split GiB of
+ * 808 bytes (12 bits per 2 MiB); unmapping gives it back.
+ */
+TEST_F(metadata, a_split_gib_costs_one_table)
+{
+	long long size = som_slab_object_size("som_gib");
+	struct som_meta before, after;
+	size_t off;
+	char *p;
+
+	ASSERT_LT(0, size) TH_LOG("no slab cache som_gib");
+	som_meta_read(&before);
+	p = som_map_off_gib(self->fd, GiB);
+	ASSERT_NE(MAP_FAILED, p);
+	for (off = 0; off < GiB; off += 4 * MiB)
+		p[off] = 1;
+	EXPECT_EQ(2 * (long long)MiB, som_page_size(self->fd, p));
+	som_meta_read(&after);
+	EXPECT_EQ(size, after.table_split - before.table_split);
+	EXPECT_EQ(0, munmap(p, GiB));
+	som_meta_read(&after);
+	EXPECT_EQ(before.table_split, after.table_split);
+	EXPECT_EQ(before.regions, after.regions);
+}
+
+/* The parts in som's slab caches are what /proc/slabinfo counts. */
+TEST_F(metadata, slab_parts_match_slabinfo)
+{
+	static const char *const caches[] = {
+		"som_chunk", "som_chunk_bits", "som_gib",
+	};
+	struct som_meta m;
+	long long want[3];
+	unsigned int i;
+	size_t off;
+	char *p[2];
+
+	for (i = 0; i < 3; i++)
+		if (!som_slab_exact(caches[i]))
+			SKIP(return, "slab counts of %s are not exact (boot with slab_debug=F,som_*)",
+			     caches[i]);
+	/* Two regions whose 2 MiB faults alternate: split GiBs, mixed chunks. */
+	for (i = 0; i < 2; i++) {
+		p[i] = som_map(self->fd, 256 * MiB);
+		ASSERT_NE(MAP_FAILED, p[i]);
+		if (i == 0) {
+			close(self->fd);
+			self->fd = open(SOM_DEV, O_RDWR);
+			ASSERT_LE(0, self->fd);
+		}
+	}
+	for (off = 0; off < 256 * MiB; off += 2 * MiB)
+		for (i = 0; i < 2; i++)
+			p[i][off] = 1;
+	som_meta_read(&m);
+	want[0] = m.chunks;
+	want[1] = m.chunk_bits;
+	want[2] = m.table_split;
+	EXPECT_EQ(want[0], som_slabinfo_active("som_chunk") *
+			   som_slab_object_size("som_chunk"));
+	EXPECT_EQ(want[1], som_slabinfo_active("som_chunk_bits") *
+			   som_slab_object_size("som_chunk_bits"));
+	EXPECT_EQ(want[2], som_slabinfo_active("som_gib") *
+			   som_slab_object_size("som_gib"));
+	EXPECT_LT(0, m.table_split);
+	EXPECT_LT(0, m.chunk_bits);
+	for (i = 0; i < 2; i++)
+		EXPECT_EQ(0, munmap(p[i], 256 * MiB));
+}
+
+TEST_HARNESS_MAIN
