@@ -104,43 +104,12 @@ FIXTURE_TEARDOWN(metadata)
 	EXPECT_EQ(0, som_stat("reserved_bytes"));
 }
 
-static char *som_map(int fd, size_t len)
-{
-	return mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-}
-
-/*
- * mmap @len of @fd 2 MiB past a 1 GiB boundary, so that no 1 GiB entry
- * can map it, in address space reserved for it first (and given back
- * around it).
- */
-static char *som_map_off_gib(int fd, size_t len)
-{
-	size_t area_len = len + 2 * GiB;
-	char *area = mmap(NULL, area_len, PROT_NONE,
-			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	char *want, *p;
-
-	if (area == MAP_FAILED)
-		return MAP_FAILED;
-	want = (char *)(((uintptr_t)area + GiB - 1) & ~(GiB - 1)) + 2 * MiB;
-	p = mmap(want, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
-		 fd, 0);
-	if (p == MAP_FAILED) {
-		munmap(area, area_len);
-		return MAP_FAILED;
-	}
-	munmap(area, want - area);
-	munmap(want + len, area + area_len - (want + len));
-	return p;
-}
-
 TEST_F(metadata, parts_add_up_to_the_total)
 {
 	struct som_meta m;
 	char *p;
 
-	p = som_map(self->fd, 64 * MiB);
+	p = som_map_shared(self->fd, 64 * MiB);
 	ASSERT_NE(MAP_FAILED, p);
 	p[0] = 1;
 	p[3 * MiB] = 1;
@@ -172,7 +141,7 @@ TEST_F(metadata, whole_gibs_cost_a_slot_each)
 	if (!som_cpu_has_gbpages())
 		SKIP(return, "the CPU has no 1 GiB pages");
 	som_meta_read(&before);
-	p = som_map(self->fd, 2 * GiB);
+	p = som_map_shared(self->fd, 2 * GiB);
 	ASSERT_NE(MAP_FAILED, p);
 	p[0] = 1;
 	ASSERT_EQ((long long)GiB, som_page_size(self->fd, p))
@@ -203,7 +172,8 @@ TEST_F(metadata, a_split_gib_costs_one_table)
 
 	ASSERT_LT(0, size) TH_LOG("no slab cache som_gib");
 	som_meta_read(&before);
-	p = som_map_off_gib(self->fd, GiB);
+	/* 2 MiB past a GiB boundary: no 1 GiB entry can map it. */
+	p = som_map_past(self->fd, GiB, GiB, 2 * MiB);
 	ASSERT_NE(MAP_FAILED, p);
 	for (off = 0; off < GiB; off += 4 * MiB)
 		p[off] = 1;
@@ -234,7 +204,7 @@ TEST_F(metadata, slab_parts_match_slabinfo)
 			     caches[i]);
 	/* Two regions whose 2 MiB faults alternate: split GiBs, mixed chunks. */
 	for (i = 0; i < 2; i++) {
-		p[i] = som_map(self->fd, 256 * MiB);
+		p[i] = som_map_shared(self->fd, 256 * MiB);
 		ASSERT_NE(MAP_FAILED, p[i]);
 		if (i == 0) {
 			close(self->fd);

@@ -37,11 +37,6 @@ FIXTURE_TEARDOWN(som)
 	EXPECT_EQ(0, som_stat("reserved_bytes"));
 }
 
-static char *som_map(int fd, size_t len)
-{
-	return mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-}
-
 /* Run the fill and check code once so that its own first faults are done. */
 static void som_warm_up(void)
 {
@@ -59,7 +54,7 @@ TEST_F_TIMEOUT(som, one_gib_written_and_read_with_one_fault, 300)
 
 	if (!som_cpu_has_gbpages())
 		SKIP(return, "the CPU has no 1 GiB pages (pdpe1gb)");
-	p = som_map(self->fd, GiB);
+	p = som_map_shared(self->fd, GiB);
 	ASSERT_NE(MAP_FAILED, p);
 	ASSERT_EQ(0, (uintptr_t)p & (GiB - 1));
 	som_warm_up();
@@ -77,7 +72,7 @@ TEST_F_TIMEOUT(som, one_gib_written_and_read_with_one_fault, 300)
 TEST_F(som, aligned_64_mib_takes_32_faults)
 {
 	long long pmd, flt;
-	char *p = som_map(self->fd, 64 * MiB);
+	char *p = som_map_shared(self->fd, 64 * MiB);
 
 	ASSERT_NE(MAP_FAILED, p);
 	ASSERT_EQ(0, (uintptr_t)p & (2 * MiB - 1));
@@ -111,7 +106,7 @@ TEST_F(som, misaligned_mapping_uses_4_kib_entries)
 
 TEST_F(som, first_touch_reads_zeros)
 {
-	char *p = som_map(self->fd, 64 * MiB);
+	char *p = som_map_shared(self->fd, 64 * MiB);
 
 	ASSERT_NE(MAP_FAILED, p);
 	EXPECT_EQ(0, som_page_size(self->fd, p));
@@ -132,7 +127,7 @@ TEST_F_TIMEOUT(som, reused_blocks_hold_only_zeros, 600)
 	if (pid == 0) {
 		int fd = open(SOM_DEV, O_RDWR);
 
-		p = som_map(fd, len);
+		p = som_map_shared(fd, len);
 		if (p == MAP_FAILED)
 			_exit(1);
 		som_fill(p, 0, len, 512, 7);
@@ -142,7 +137,7 @@ TEST_F_TIMEOUT(som, reused_blocks_hold_only_zeros, 600)
 	ASSERT_EQ(0, status);
 	ASSERT_EQ(self->free_start, som_stat("free_bytes"));
 
-	p = som_map(self->fd, len);
+	p = som_map_shared(self->fd, len);
 	ASSERT_NE(MAP_FAILED, p);
 	EXPECT_EQ(-1, som_check_zero(p, len, 512));
 	EXPECT_EQ(0, munmap(p, len));
@@ -150,7 +145,7 @@ TEST_F_TIMEOUT(som, reused_blocks_hold_only_zeros, 600)
 
 TEST_F_TIMEOUT(som, munmap_2_mib_inside_1_gib_entry, 300)
 {
-	char *p = som_map(self->fd, GiB), *hole;
+	char *p = som_map_shared(self->fd, GiB), *hole;
 	long long free_before;
 
 	ASSERT_NE(MAP_FAILED, p);
@@ -172,7 +167,7 @@ TEST_F_TIMEOUT(som, munmap_2_mib_inside_1_gib_entry, 300)
 
 TEST_F_TIMEOUT(som, munmap_4_kib_inside_2_mib_entry, 120)
 {
-	char *p = som_map(self->fd, 64 * MiB), *hole;
+	char *p = som_map_shared(self->fd, 64 * MiB), *hole;
 	long long free_before;
 
 	ASSERT_NE(MAP_FAILED, p);
@@ -191,7 +186,7 @@ TEST_F_TIMEOUT(som, munmap_4_kib_inside_2_mib_entry, 120)
 
 TEST_F_TIMEOUT(som, mprotect_read_only_piece_of_1_gib_entry, 300)
 {
-	char *p = som_map(self->fd, GiB), *ro;
+	char *p = som_map_shared(self->fd, GiB), *ro;
 
 	ASSERT_NE(MAP_FAILED, p);
 	som_fill(p, 0, GiB, 4 * KiB, 6);
@@ -213,7 +208,7 @@ TEST_F_TIMEOUT(som, mprotect_read_only_piece_of_1_gib_entry, 300)
 /* mremap() moves a 1 GiB entry's memory; growing is refused. */
 TEST_F_TIMEOUT(som, mremap_moves_1_gib_mapping, 300)
 {
-	char *p = som_map(self->fd, GiB), *area, *t, *q;
+	char *p = som_map_shared(self->fd, GiB), *area, *t, *q;
 
 	ASSERT_NE(MAP_FAILED, p);
 	som_fill(p, 0, GiB, 4 * KiB, 11);
@@ -242,7 +237,7 @@ TEST_F_TIMEOUT(som, mremap_moves_1_gib_mapping, 300)
  */
 TEST_F(som, map_fixed_over_split_pieces_releases_their_block)
 {
-	char *p = som_map(self->fd, 64 * MiB), *y, *a;
+	char *p = som_map_shared(self->fd, 64 * MiB), *y, *a;
 
 	ASSERT_NE(MAP_FAILED, p);
 	y = mmap(NULL, 2 * MiB, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd,
@@ -261,7 +256,7 @@ TEST_F(som, map_fixed_over_split_pieces_releases_their_block)
 
 TEST_F(som, fork_child_does_not_get_the_mapping)
 {
-	char *p = som_map(self->fd, 4 * MiB);
+	char *p = som_map_shared(self->fd, 4 * MiB);
 	int status;
 	pid_t pid;
 
@@ -282,7 +277,7 @@ TEST_F(som, fork_child_does_not_get_the_mapping)
 
 TEST_F(som, inherited_fd_mmap_gets_eperm)
 {
-	char *p = som_map(self->fd, 4 * MiB);
+	char *p = som_map_shared(self->fd, 4 * MiB);
 	int status;
 	pid_t pid;
 
@@ -290,7 +285,7 @@ TEST_F(som, inherited_fd_mmap_gets_eperm)
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0)
-		_exit(som_map(self->fd, 4 * MiB) == MAP_FAILED &&
+		_exit(som_map_shared(self->fd, 4 * MiB) == MAP_FAILED &&
 		      errno == EPERM ? 0 : 1);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_EQ(0, status);
@@ -346,10 +341,10 @@ TEST_F(som, fd_passed_over_socket_mmap_gets_eperm)
 	if (pid == 0) {
 		int fd = som_recv_fd(sv[1]);
 
-		_exit(fd >= 0 && som_map(fd, 2 * MiB) == MAP_FAILED &&
+		_exit(fd >= 0 && som_map_shared(fd, 2 * MiB) == MAP_FAILED &&
 		      errno == EPERM ? 0 : 1);
 	}
-	p = som_map(self->fd, 2 * MiB);
+	p = som_map_shared(self->fd, 2 * MiB);
 	ASSERT_NE(MAP_FAILED, p);
 	ASSERT_EQ(0, som_send_fd(sv[0], self->fd));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
@@ -368,10 +363,10 @@ TEST_F(som, region_stays_owned_by_first_mapper)
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0)
-		_exit(som_map(self->fd, 2 * MiB) == MAP_FAILED ? 1 : 0);
+		_exit(som_map_shared(self->fd, 2 * MiB) == MAP_FAILED ? 1 : 0);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_EQ(0, status);
-	EXPECT_EQ(MAP_FAILED, som_map(self->fd, 2 * MiB));
+	EXPECT_EQ(MAP_FAILED, som_map_shared(self->fd, 2 * MiB));
 	EXPECT_EQ(EPERM, errno);
 }
 
@@ -400,13 +395,13 @@ TEST_F(som, mapping_larger_than_pool_gets_enomem)
 {
 	char *p;
 
-	EXPECT_EQ(MAP_FAILED, som_map(self->fd, self->free_start + 2 * MiB));
+	EXPECT_EQ(MAP_FAILED, som_map_shared(self->fd, self->free_start + 2 * MiB));
 	EXPECT_EQ(ENOMEM, errno);
 	EXPECT_EQ(self->free_start, som_stat("free_bytes"));
 	EXPECT_EQ(0, som_stat("reserved_bytes"));
 
 	/* The whole pool reserves; then even 2 MiB more does not. */
-	p = som_map(self->fd, self->free_start);
+	p = som_map_shared(self->fd, self->free_start);
 	ASSERT_NE(MAP_FAILED, p);
 	EXPECT_EQ(0, som_stat("free_bytes"));
 	EXPECT_EQ(self->free_start, som_stat("reserved_bytes"));
@@ -418,7 +413,7 @@ TEST_F(som, mapping_larger_than_pool_gets_enomem)
 
 TEST_F(som, small_mapping_reserves_a_whole_block)
 {
-	char *p = som_map(self->fd, 4 * KiB);
+	char *p = som_map_shared(self->fd, 4 * KiB);
 
 	ASSERT_NE(MAP_FAILED, p);
 	EXPECT_EQ(self->free_start - (long long)(2 * MiB),
@@ -454,7 +449,7 @@ TEST_F(som, metadata_and_zeroing_counters_follow_a_mapping)
 	ASSERT_LE(0, region);
 	ASSERT_LE(0, som_stat("zero_fault_bytes"));
 	ASSERT_LE(0, som_stat("zero_fault_ns"));
-	p = som_map(self->fd, 64 * MiB);
+	p = som_map_shared(self->fd, 64 * MiB);
 	ASSERT_NE(MAP_FAILED, p);
 	for (off = 0; off < 64 * MiB; off += 2 * MiB)
 		p[off] = 1;
@@ -544,7 +539,7 @@ TEST_F_TIMEOUT(som_debug, proc_mem_and_ptrace_read_and_write, 300)
 	if (pid == 0) {
 		p = variant->misalign ?
 		    som_map_misaligned(self->fd, len, variant->misalign) :
-		    som_map(self->fd, len);
+		    som_map_shared(self->fd, len);
 		if (p == MAP_FAILED)
 			_exit(10);
 		som_fill(p, 0, len, 4 * KiB, 9);
@@ -595,7 +590,7 @@ TEST_F_TIMEOUT(som_debug, proc_mem_and_ptrace_read_and_write, 300)
 
 TEST_F(som, proc_mem_reads_untouched_memory_as_zeros)
 {
-	char *p = som_map(self->fd, 4 * MiB), buf[64];
+	char *p = som_map_shared(self->fd, 4 * MiB), buf[64];
 	long long reserved = som_stat("reserved_bytes");
 	int mem = open("/proc/self/mem", O_RDONLY), i;
 
@@ -654,7 +649,7 @@ static int proc_usage(int fd, pid_t pid, struct som_proc_usage *u)
 TEST_F(som, proc_usage_counts_mappings_and_entries)
 {
 	struct som_proc_usage u;
-	char *big = som_map(self->fd, GiB + 4 * MiB), *small;
+	char *big = som_map_shared(self->fd, GiB + 4 * MiB), *small;
 	int other = open(SOM_DEV, O_RDWR), status;
 	pid_t pid;
 
@@ -719,13 +714,13 @@ TEST_F(som, proc_usage_counts_mappings_and_entries)
 TEST_F(som, bad_ioctls_are_refused)
 {
 	struct som_mapping m;
-	char *p = som_map(self->fd, 2 * MiB);
+	char *p = som_map_shared(self->fd, 2 * MiB);
 	int other = open(SOM_DEV, O_RDWR);
 	char *q;
 
 	ASSERT_NE(MAP_FAILED, p);
 	ASSERT_LE(0, other);
-	q = som_map(other, 2 * MiB);
+	q = som_map_shared(other, 2 * MiB);
 	ASSERT_NE(MAP_FAILED, q);
 
 	EXPECT_EQ(-1, ioctl(self->fd, _IO(SOM_IOCTL_BASE, 0x7f)));

@@ -262,23 +262,28 @@ static inline int som_cpu_has_gbpages(void)
 	return found;
 }
 
-/*
- * mmap @len of @fd at an address @misalign (< 2 MiB) bytes past a 2 MiB
- * boundary. The MAP_FIXED lands in address space reserved for it first;
- * the rest of the reservation is given back, so that munmap() of the
- * mapping leaves nothing behind.
- */
-static inline void *som_map_misaligned(int fd, size_t len, size_t misalign)
+/* mmap @len of @fd shared, read-write, wherever the kernel puts it. */
+static inline char *som_map_shared(int fd, size_t len)
 {
-	size_t area_len = len + 4 * MiB;
+	return mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+}
+
+/*
+ * mmap @len of @fd at an address @off bytes past an @align boundary
+ * (@align a power of two, @off < @align). The MAP_FIXED lands in address
+ * space reserved for it first; the rest of the reservation is given back,
+ * so that munmap() of the mapping leaves nothing behind.
+ */
+static inline void *som_map_past(int fd, size_t len, size_t align, size_t off)
+{
+	size_t area_len = len + 2 * align;
 	char *area = mmap(NULL, area_len, PROT_NONE,
 			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	char *want, *p;
 
 	if (area == MAP_FAILED)
 		return MAP_FAILED;
-	want = (char *)(((uintptr_t)area + 2 * MiB - 1) & ~(2 * MiB - 1)) +
-	       misalign;
+	want = (char *)(((uintptr_t)area + align - 1) & ~(align - 1)) + off;
 	p = mmap(want, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
 		 fd, 0);
 	if (p == MAP_FAILED) {
@@ -289,6 +294,12 @@ static inline void *som_map_misaligned(int fd, size_t len, size_t misalign)
 		munmap(area, want - area);
 	munmap(want + len, area + area_len - (want + len));
 	return p;
+}
+
+/* The same, @misalign (< 2 MiB) bytes past a 2 MiB boundary. */
+static inline void *som_map_misaligned(int fd, size_t len, size_t misalign)
+{
+	return som_map_past(fd, len, 2 * MiB, misalign);
 }
 
 /* Seconds on the monotonic clock. */
