@@ -512,6 +512,125 @@ def plots(outdir, summary, sizes, backings, nruns, churn, memcached):
     return made
 
 
+META_PARTS = ("chunks", "chunk_bits", "pool", "sources", "regions",
+              "table_split", "table_nodes")
+META_LAYOUTS = {
+    "empty": "nothing mapped",
+    "whole": "mapped whole, 1 GiB entries",
+    "split": "mapped in 2 MiB blocks",
+}
+
+
+def fit(points):
+    """Least-squares line through (x, y) points: (slope, intercept)."""
+    n = len(points)
+    if n < 2:
+        return None
+    mx = sum(x for x, _ in points) / n
+    my = sum(y for _, y in points) / n
+    sxx = sum((x - mx) ** 2 for x, _ in points)
+    if not sxx:
+        return None
+    slope = sum((x - mx) * (y - my) for x, y in points) / sxx
+    return slope, my - slope * mx
+
+
+def meta_summary(recs):
+    """som's metadata by pool size and layout, and the fits of each."""
+    metas = [d for k, d in recs if k == "meta" and d.get("layout") in
+             META_LAYOUTS]
+    hvo = next((d for k, d in recs if k == "meta" and
+                d.get("layout") == "hvo"), None)
+    out = {"pools_gib": sorted({d["pool_gib"] for d in metas}),
+           "layouts": {}, "hvo": hvo}
+    for layout in META_LAYOUTS:
+        rows = sorted((d for d in metas if d["layout"] == layout),
+                      key=lambda d: d["pool_gib"])
+        if not rows:
+            continue
+        fits = {}
+        # All sizes; and from 2 GiB, where a region's table has its node.
+        for name, sel in (("all", rows),
+                          ("from_2", [d for d in rows if d["pool_gib"] >= 2])):
+            parts = {}
+            for part in ("total",) + META_PARTS:
+                f = fit([(d["pool_gib"], d[part]) for d in sel])
+                if f:
+                    parts[part] = {"per_gib": f[0], "fixed": f[1]}
+            fits[name] = parts
+        out["layouts"][layout] = {"rows": rows, "fit": fits}
+    return out
+
+
+def meta_table(meta):
+    """The metadata section of table.txt."""
+    if not meta["layouts"]:
+        return ""
+    pools = meta["pools_gib"]
+    hvo = meta["hvo"] or {}
+    sp, hv = hvo.get("memmap_per_gib"), hvo.get("hvo_per_gib")
+    lines = [
+        "",
+        "som metadata, everything som allocates (sysfs metadata_bytes and "
+        "its parts), with the whole pool",
+        f"in each state, for pools of {', '.join(map(str, pools))} GiB: "
+        "bytes per GiB and fixed bytes from a least-squares",
+        "line through the totals, over all sizes and over those from 2 GiB "
+        "(from 2 GiB a region's table has",
+        "its one xarray node, 576 bytes for up to 64 GiB; a 1 GiB region "
+        "keeps its only entry in the xarray's root):",
+        "",
+        f"{'':30}{'per GiB':>9}{'fixed':>8}{'per GiB':>10}{'fixed':>8}"
+        f"{'x floor':>9}{'struct page /':>15}{'HVO /':>8}",
+        f"{'':30}{'(all sizes)':>17}{'(from 2 GiB)':>18}",
+    ]
+    for layout, label in META_LAYOUTS.items():
+        m = meta["layouts"].get(layout)
+        if not m or "total" not in m["fit"].get("all", {}):
+            continue
+        fa, f2 = m["fit"]["all"], m["fit"].get("from_2", {})
+        per = fa["total"]["per_gib"]
+        per2 = f2.get("total", {}).get("per_gib")
+        best = per2 if per2 is not None else per
+        lines.append(
+            f"{label:30}{per:9,.0f}{fa['total']['fixed']:8,.0f}"
+            + (f"{per2:10,.0f}{f2['total']['fixed']:8,.0f}" if per2 is not None
+               else f"{'-':>10}{'-':>8}")
+            + f"{best / 8:9,.1f}"
+            f"{(sp / best if sp and best > 0 else 0):15,.0f}"
+            f"{(hv / best if hv and best > 0 else 0):8,.1f}")
+        byp = ", ".join(f"{p} {fa[p]['per_gib']:.0f}" for p in META_PARTS
+                        if p in fa and round(fa[p]["per_gib"]))
+        lines.append(f"{'':32}per GiB by part (all sizes): {byp}")
+    if sp:
+        lines.append(f"{'struct page (memmap of RAM)':30}{sp:9,.0f}")
+    if hv:
+        lines.append(f"{'HugeTLB 1 GiB page with HVO':30}{hv:9,.0f}")
+    lines += [
+        "",
+        "x floor: how many times one 8-byte page-table entry per GiB (the "
+        "least any mapping needs), from",
+        "2 GiB. struct page / and HVO /: how many times som's per GiB fits "
+        "in theirs (measured in the same boot).",
+        "Parts: chunks = the pool's 96-byte descriptor per GiB; sources = "
+        "8 bytes per GiB in a source's chunk",
+        "table; chunk_bits = 128-byte per-block bits of a chunk whose "
+        "blocks differ (and spares); table_split =",
+        "a region's 808-byte split GiB; table_nodes = its table's xarray "
+        "nodes; pool, regions: fixed.",
+        "Totals (bytes) by pool size:",
+        f"{'':30}" + "".join(f"{str(g) + ' GiB':>10}" for g in pools),
+    ]
+    for layout, label in META_LAYOUTS.items():
+        m = meta["layouts"].get(layout)
+        if not m:
+            continue
+        by = {d["pool_gib"]: d["total"] for d in m["rows"]}
+        lines.append(f"{label:30}" + "".join(
+            f"{by[g]:10,}" if g in by else f"{'-':>10}" for g in pools))
+    return "\n".join(lines) + "\n"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--raw", required=True)
@@ -532,9 +651,22 @@ def main():
                 if sep:
                     host[k] = v
     touches = [d for k, d in recs if k == "touch"]
-    if not touches:
+    meta = meta_summary(recs)
+    if not touches and not meta["layouts"]:
         print("report: no measurements in " + args.raw, file=sys.stderr)
         return 1
+    if not touches:
+        os.makedirs(args.out, exist_ok=True)
+        text = meta_table(meta)
+        with open(os.path.join(args.out, "table.txt"), "w") as f:
+            f.write(text)
+        sys.stdout.write(text)
+        with open(os.path.join(args.out, "results.json"), "w") as f:
+            json.dump({"command": args.command, "host": host,
+                       "metadata": meta,
+                       "raw": [dict(d, kind=k) for k, d in recs]}, f,
+                      indent=1)
+        return 0
 
     sizes = sorted({d["gib"] for d in touches})
     backings = [b for b in BACKINGS if any(d["backing"] == b for d in touches)]
@@ -599,7 +731,7 @@ def main():
     skips = [d for k, d in recs if k in ("skip", "error")]
     os.makedirs(args.out, exist_ok=True)
     text = table(summary, sizes, backings, nruns, churn, memcached, info,
-                 touches)
+                 touches) + meta_table(meta)
     if skips:
         text += "\nnot measured: " + "; ".join(
             " ".join(f"{k}={v}" for k, v in d.items()) for d in skips) + "\n"
@@ -615,7 +747,7 @@ def main():
                         for b, s in summary.items()},
             "alloc_free": {k: {x: v for x, v in c.items() if x != "runs"}
                            for k, c in churn.items()},
-            "memcached": memcached, "skipped": skips,
+            "memcached": memcached, "metadata": meta, "skipped": skips,
             "raw": [dict(d, kind=k) for k, d in recs],
         }, f, indent=1)
 

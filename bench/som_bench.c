@@ -21,6 +21,10 @@
  *	thp, hugetlb (1 GiB pages, allocated when first needed and kept),
  *	memfd, som (pool zeroed ahead) or som-cold (the pool not zeroed yet:
  *	som.ko just loaded)
+ *   som_bench meta LAYOUT
+ *	som's metadata, part by part, with the whole pool empty, mapped
+ *	by 1 GiB entries or split into 2 MiB blocks; or (hvo) struct page
+ *	with and without HVO (metadata.c)
  *   som_bench churn KIND OPS RUN
  *	allocate, write once and free OPS times: som-2m, som-1g (libsom
  *	som_alloc/som_free), thp-2m (mmap over a reserved 2 MiB, and a
@@ -58,6 +62,7 @@
 
 #include "libsom.h"
 #include "measure.h"
+#include "metadata.h"
 #include "som_util.h"
 
 #define THP_ENABLED	"/sys/kernel/mm/transparent_hugepage/enabled"
@@ -681,7 +686,8 @@ static int usage(void)
 {
 	fprintf(stderr, "usage: som_bench info | warmup\n"
 		"       som_bench touch anon4k|thp|hugetlb|memfd|som|som-cold GIB RUN\n"
-		"       som_bench churn som-2m|som-1g|thp-2m|hugetlb-1g OPS RUN\n");
+		"       som_bench churn som-2m|som-1g|thp-2m|hugetlb-1g OPS RUN\n"
+		"       som_bench meta empty|whole|split|hvo\n");
 	return 2;
 }
 
@@ -700,6 +706,10 @@ int main(int argc, char **argv)
 		ret = cmd_touch(argv[2], atoi(argv[3]), atoi(argv[4]));
 	else if (argc == 5 && !strcmp(argv[1], "churn"))
 		ret = cmd_churn(argv[2], atoi(argv[3]), atoi(argv[4]));
+	else if (argc == 3 && !strcmp(argv[1], "meta") &&
+		 (!strcmp(argv[2], "empty") || !strcmp(argv[2], "whole") ||
+		  !strcmp(argv[2], "split") || !strcmp(argv[2], "hvo")))
+		ret = som_bench_meta(argv[2]);
 	else
 		ret = usage();
 	return ret;

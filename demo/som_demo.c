@@ -35,8 +35,11 @@ struct backing {
 /* What som's counters said around one som run. */
 struct som_run {
 	long long zeroed_before;	/* pool bytes zeroed when it mapped */
-	long long pool_meta;		/* the pool's and sources' metadata */
-	long long region_meta;		/* its region and table, while mapped */
+	long long chunks;		/* chunk descriptors and their bits */
+	long long table;		/* its table, while mapped */
+	long long pool;			/* the pool and its sets */
+	long long sources;		/* the sources */
+	long long region;		/* its region's descriptor */
 	long long fault_bytes;		/* zeroed in its faults */
 	long long fault_ns;
 	long long free_during;
@@ -90,9 +93,11 @@ static long long per_gib(long long bytes, long long total)
 
 /*
  * Map and touch 1 GiB of som. Its metadata per GiB counts everything som
- * allocates for it: the pool's and sources' share (metadata_bytes without
- * the regions' part, per GiB of pool) and, read while the mapping lives,
- * its region with the region's table (region_metadata_bytes).
+ * allocates that grows with memory: the chunk descriptors (and their
+ * per-block bits, if any) per GiB of pool, and, read while the mapping
+ * lives, its region's table. The rest (the pool and its sets, the
+ * sources, the region's descriptor) is fixed, and printed apart; the
+ * parts add up to metadata_bytes.
  */
 static int run_som(struct backing *b, struct som_run *r)
 {
@@ -116,11 +121,16 @@ static int run_som(struct backing *b, struct som_run *r)
 	r->fault_bytes = som_stat("zero_fault_bytes") - fault_bytes;
 	r->fault_ns = som_stat("zero_fault_ns") - fault_ns;
 	b->entry = measure_size_name(som_page_size(fd, p));
-	r->region_meta = som_stat("region_metadata_bytes");
-	r->pool_meta = som_stat("metadata_bytes") - r->region_meta;
-	b->meta_per_gib = per_gib(r->pool_meta, som_stat("total_bytes")) +
-			  r->region_meta;
-	b->meta_what = "pool + region";
+	r->chunks = som_stat("metadata/chunks_bytes") +
+		    som_stat("metadata/chunk_bits_bytes");
+	r->table = som_stat("metadata/table_split_bytes") +
+		   som_stat("metadata/table_node_bytes");
+	r->pool = som_stat("metadata/pool_bytes");
+	r->sources = som_stat("metadata/sources_bytes");
+	r->region = som_stat("metadata/regions_bytes");
+	b->meta_per_gib = per_gib(r->chunks, som_stat("total_bytes")) +
+			  r->table;
+	b->meta_what = "chunk + table";
 	r->free_during = som_stat("free_bytes");
 	munmap(p, GiB);
 	close(fd);
@@ -213,11 +223,15 @@ int main(void)
 	       "  (its fault zeroed %lld MiB).\n",
 	       cold.zeroed_before / (long long)MiB, total / (long long)MiB,
 	       cold.fault_bytes / (long long)MiB, warm.fault_bytes / (long long)MiB);
-	printf("som metadata per GiB, everything som allocates: %lld = %lld for the pool and its sources\n"
-	       "  (%lld bytes for %lld GiB) + %lld for the region of this 1 GiB mapping with its table\n"
-	       "  (region_metadata_bytes while mapped); not counted: the file and inode every open file has\n",
-	       b[3].meta_per_gib, per_gib(warm.pool_meta, total), warm.pool_meta,
-	       total / (long long)GiB, warm.region_meta);
+	printf("som metadata per GiB, everything som allocates that grows with memory: %lld = %lld for\n"
+	       "  the chunk descriptors (%lld bytes for %lld GiB of pool) + %lld for this 1 GiB mapping's table\n"
+	       "  (a region's first GiB sits in its table's root; more GiBs add 576 bytes per 64 GiB,\n"
+	       "  a GiB in 2 MiB pieces 808); fixed, whatever the memory: %lld bytes = %lld pool and sets\n"
+	       "  + %lld sources + %lld region; not counted: the file and inode every open file has\n",
+	       b[3].meta_per_gib, per_gib(warm.chunks, total), warm.chunks,
+	       total / (long long)GiB, warm.table,
+	       warm.pool + warm.sources + warm.region, warm.pool,
+	       warm.sources, warm.region);
 	printf("zeroing som memory since som.ko was loaded: the worker %.1f GiB at %.0f ms of CPU per GiB\n"
 	       "  (a kernel thread: charged to no process); faults %.1f GiB at %.0f ms per GiB (charged to\n"
 	       "  the process that faulted)\n",

@@ -19,6 +19,9 @@
 #   SOM_BENCH_GUPS_OPS   updates of the random-access loop (4194304)
 #   SOM_BENCH_MEMCACHED  memcached's load: "MB CONNS KEYS VALUE OPS GET%"
 #                        ("1024 4 8192 4096 16384 90"); "none" skips it
+#   SOM_BENCH_META_POOLS pool sizes in GiB for the metadata fit ("1 2 4 8")
+#   SOM_BENCH_PART       "metadata": only that, in a boot of its own with
+#                        8 GiB reserved (vm/lib/bench.sh sets it)
 
 # Lists may come with commas for spaces (SOM_GUEST_ENV words have none).
 words() {
@@ -35,6 +38,25 @@ status=0
 
 load_som() {
 	insmod /som/som.ko ranges="${SOM_RANGES:-4G@4G}"
+}
+
+# som's metadata with pools of each size: empty, mapped whole by 1 GiB
+# entries, split into 2 MiB blocks (som_bench meta); then struct page and
+# HVO for the comparison.
+metadata_bench() {
+	base=${SOM_RANGES#*@}
+	for gib in $(words "${SOM_BENCH_META_POOLS:-1 2 4 8}"); do
+		if ! insmod /som/som.ko ranges="${gib}G@$base"; then
+			echo "SOMBENCH error what=meta pool_gib=$gib"
+			status=1
+			continue
+		fi
+		for layout in empty whole split; do
+			bench meta $layout
+		done
+		rmmod som || status=1
+	done
+	bench meta hvo
 }
 
 # A fresh som.ko: its whole pool waits for the zeroing worker.
@@ -86,6 +108,11 @@ echo "SOMBENCH config runs=$runs sizes=$(echo "$sizes" | tr ' ' ,) backings=$(ec
 # starts a 512 GiB slot of its own and adds a PUD table (4 KiB) that says
 # nothing about the entries that map it.
 echo 0 >/proc/sys/kernel/randomize_va_space
+if [ "${SOM_BENCH_PART:-}" = metadata ]; then
+	echo "# bench: metadata, pools of $(words "${SOM_BENCH_META_POOLS:-1 2 4 8}") GiB"
+	metadata_bench
+	exit "$status"
+fi
 load_som || exit 1
 # The memmap per GiB of RAM before HVO gives some of it back (som_bench).
 info=$(som_bench info) || status=1

@@ -16,17 +16,26 @@
 #                                 exactly (no per-CPU slabs): som's region
 #                                 tables and memfd's page cache are xarrays
 #
+# Before that boot, a short one of its own measures som's metadata over
+# pools of SOM_BENCH_META_POOLS GiB (1 2 4 8): 8 GiB reserved at 4 GiB in
+# the same SOM_VM_MEM, so 8 GiB of RAM, which is all it needs (struct
+# page and one HugeTLB 1 GiB page with HVO are measured in it too, for
+# the comparison). SOM_BENCH_ONLY=metadata makes that boot the whole run
+# (a few minutes).
+#
 # Knobs: SOM_BENCH_RUNS, SOM_BENCH_SIZES, SOM_BENCH_BACKINGS,
-# SOM_BENCH_CHURN, SOM_BENCH_GUPS_OPS, SOM_BENCH_MEMCACHED (see
-# vm/guest/bench.sh; lists with commas or spaces), SOM_VM_MEM,
-# SOM_VM_TIMEOUT (default 3600 s), SOM_BENCH_OUT, SOM_BENCH_PYTHON
-# (Debian's python3 with python3-matplotlib: /usr/bin/python3).
+# SOM_BENCH_CHURN, SOM_BENCH_GUPS_OPS, SOM_BENCH_MEMCACHED,
+# SOM_BENCH_META_POOLS (see vm/guest/bench.sh; lists with commas or
+# spaces), SOM_BENCH_ONLY, SOM_VM_MEM, SOM_VM_TIMEOUT (default 3600 s),
+# SOM_BENCH_OUT, SOM_BENCH_PYTHON (Debian's python3 with
+# python3-matplotlib: /usr/bin/python3).
 
 SOM_BENCH_DIR=${SOM_BENCH_DIR:-$REPO/bench}
 SOM_BENCH_OUT=${SOM_BENCH_OUT:-$SOM_OUT/bench}
 SOM_BENCH_PYTHON=${SOM_BENCH_PYTHON:-/usr/bin/python3}
 SOM_BENCH_KNOBS=(SOM_BENCH_RUNS SOM_BENCH_SIZES SOM_BENCH_BACKINGS
-		 SOM_BENCH_CHURN SOM_BENCH_GUPS_OPS SOM_BENCH_MEMCACHED)
+		 SOM_BENCH_CHURN SOM_BENCH_GUPS_OPS SOM_BENCH_MEMCACHED
+		 SOM_BENCH_META_POOLS SOM_BENCH_ONLY)
 
 # The machine the numbers come from, as key=value lines.
 bench_host_info() {
@@ -57,43 +66,59 @@ bench_command() {
 	echo "${cmd}vm/run bench"
 }
 
-som_bench_run() {
+# One boot of the bench VM with RESERVE bytes reserved for som at 4 GiB
+# and EXTRA words for the guest's environment: its SOMBENCH lines go to
+# the end of $raw, its log to $SOM_BENCH_OUT/LOGNAME. Sets boot_status.
+som_bench_boot() {
+	local reserve=$1 extra=$2 logname=$3
 	# The VM's settings (vm/lib/qemu.sh, vm/lib/initramfs.sh), for this
 	# boot only.
 	# shellcheck disable=SC2034  # read by som_vm_boot and som_initramfs
 	local SOM_VM_NODES=1 SOM_VM_SPARE='' SOM_VM_PMEM='' SOM_VM_HUGEPAGES=0 \
-		SOM_VM_DIMM='' SOM_VM_RESERVE_SIZE=4G SOM_VM_RESERVE_BASE=4G \
+		SOM_VM_DIMM='' SOM_VM_RESERVE_SIZE=$reserve SOM_VM_RESERVE_BASE=4G \
 		SOM_VM_MODULES='' SOM_VM_PROGRAMS="memcached memcping" SOM_VM_LIBS=''
-	local SOM_BENCH_APPEND="hugetlb_free_vmemmap=on slab_debug=F,radix_tree_node"
 	local SOM_VM_APPEND="$SOM_BENCH_APPEND${SOM_VM_APPEND:+ $SOM_VM_APPEND}"
-	local SOM_GUEST_ENV=${SOM_GUEST_ENV:-} knob raw=$SOM_BENCH_OUT/raw.txt
+	local SOM_GUEST_ENV="${SOM_GUEST_ENV:-}$extra" knob
 
 	for knob in "${SOM_BENCH_KNOBS[@]}"; do
 		[[ -z ${!knob:-} ]] || SOM_GUEST_ENV+=" $knob=${!knob// /,}"
 	done
+	som_initramfs bench
+	som_vm_boot bench 3600
+	som_vm_scan_log "$SOM_VM_LOG"
+	cp "$SOM_VM_LOG" "$SOM_BENCH_OUT/$logname"
+	tr -d '\r' <"$SOM_VM_LOG" | grep '^SOMBENCH ' >>"$raw" || true
+	boot_status=${SOM_VM_STATUS:-1}
+	if [[ -z $SOM_VM_STATUS ]]; then
+		echo "bench: $SOM_VM_PROBLEM"
+	elif ((SOM_VM_LOG_HITS)); then
+		echo "bench: the kernel reported problems (above); the numbers are suspect"
+		boot_status=1
+	fi
+}
+
+som_bench_run() {
+	local SOM_BENCH_APPEND="hugetlb_free_vmemmap=on slab_debug=F,radix_tree_node"
+	local raw=$SOM_BENCH_OUT/raw.txt status=0 boot_status
+
 	if ! "$SOM_BENCH_PYTHON" -c 'import matplotlib' 2>/dev/null; then
 		die "$SOM_BENCH_PYTHON with matplotlib is missing (vm/run setup installs python3-matplotlib)"
 	fi
 	build_userspace "$SOM_BENCH_DIR"
 	mkdir -p "$SOM_BENCH_OUT"
-	som_initramfs bench
-	som_vm_boot bench 3600
-	som_vm_scan_log "$SOM_VM_LOG"
+	: >"$raw"
+	som_bench_boot 8G " SOM_BENCH_PART=metadata" vm-bench-metadata.log
+	((boot_status == 0)) || status=1
+	if [[ ${SOM_BENCH_ONLY:-} != metadata ]]; then
+		som_bench_boot 4G "" vm-bench.log
+		((boot_status == 0)) || status=1
+	fi
 
-	tr -d '\r' <"$SOM_VM_LOG" | grep '^SOMBENCH ' >"$raw" || true
 	bench_host_info >"$SOM_BENCH_OUT/host.txt"
 	log "results: $(wc -l <"$raw") lines in $raw"
 	"$SOM_BENCH_PYTHON" "$SOM_BENCH_DIR/report.py" --raw "$raw" \
 		--host "$SOM_BENCH_OUT/host.txt" --command "$(bench_command)" \
 		--out "$SOM_BENCH_OUT" || return 1
-
-	local status=${SOM_VM_STATUS:-1}
-	if [[ -z $SOM_VM_STATUS ]]; then
-		echo "bench: $SOM_VM_PROBLEM"
-	elif ((SOM_VM_LOG_HITS)); then
-		echo "bench: the kernel reported problems (above); the numbers are suspect"
-		status=1
-	fi
-	echo "bench: guest status ${SOM_VM_STATUS:-none}, exit $status; report in $SOM_BENCH_OUT"
+	echo "bench: exit $status; report in $SOM_BENCH_OUT"
 	return "$status"
 }
