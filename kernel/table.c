@@ -689,6 +689,17 @@ int som_table_set(struct som_table *table, pgoff_t idx, unsigned long entry,
 }
 EXPORT_SYMBOL_IF_KUNIT(som_table_set);
 
+/*
+ * Can GiB @g's entry go in the xarray's root, at no cost? Only GiB 0 of
+ * an empty table: an entry alone at index 0 needs no node, while
+ * xa_reserve() would make one for it (a reserved slot is an internal
+ * entry, which the root cannot hold) and keep it.
+ */
+static bool som_table_root_free(struct som_table *table, unsigned long g)
+{
+	return !g && xa_empty(&table->gibs);
+}
+
 /**
  * som_table_hold() - make room for a GiB's entry
  * @table: the table
@@ -702,6 +713,8 @@ EXPORT_SYMBOL_IF_KUNIT(som_table_set);
  */
 int som_table_hold(struct som_table *table, pgoff_t first, gfp_t gfp)
 {
+	if (som_table_root_free(table, first >> SOM_GIB_SHIFT))
+		return 0;
 	return xa_reserve(&table->gibs, first >> SOM_GIB_SHIFT, gfp);
 }
 EXPORT_SYMBOL_IF_KUNIT(som_table_hold);
@@ -773,10 +786,10 @@ int som_table_reserve(struct som_table *table, pgoff_t first, pgoff_t last,
 		som_table_span(g, first, last, &lo, &hi);
 		if (xa_load(&table->gibs, g))
 			continue;
-		if (lo == 0 && hi == SOM_GIB_MASK)
-			err = xa_reserve(&table->gibs, g, gfp);
-		else
+		if (lo != 0 || hi != SOM_GIB_MASK)
 			err = som_table_split(table, g << SOM_GIB_SHIFT, gfp);
+		else if (!som_table_root_free(table, g))
+			err = xa_reserve(&table->gibs, g, gfp);
 	}
 	if (err) {
 		som_table_reserve_undo(table, first, last);
@@ -788,7 +801,7 @@ int som_table_reserve(struct som_table *table, pgoff_t first, pgoff_t last,
 		som_table_span(g, first, last, &lo, &hi);
 		gib = xa_load(&table->gibs, g);
 		if (!gib) {
-			/* Held above: storing allocates nothing. */
+			/* Held above, or GiB 0 in the root: nothing to allocate. */
 			xa_store(&table->gibs, g, SOM_GIB_RESERVED, GFP_NOWAIT);
 			continue;
 		}

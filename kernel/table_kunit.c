@@ -46,6 +46,14 @@ static void som_table_test_whole_gibs_cost_a_slot(struct kunit *test)
 {
 	struct som_table *table = som_test_table(test);
 
+	/* One GiB at index 0: in the xarray's root, no node at all. */
+	KUNIT_ASSERT_EQ(test, som_table_reserve(table, 0, GIB - 1, GFP_KERNEL),
+			0);
+	KUNIT_EXPECT_EQ(test, som_table_bytes(table), 0);
+	KUNIT_ASSERT_EQ(test, som_table_hold(table, 0, GFP_KERNEL), 0);
+	som_table_set_chunk(table, 0, 41);
+	KUNIT_EXPECT_EQ(test, som_table_bytes(table), 0);
+	som_table_clear(table, 0, ULONG_MAX);
 	KUNIT_ASSERT_EQ(test, som_table_reserve(table, 0, 2 * GIB - 1,
 						GFP_KERNEL), 0);
 	KUNIT_EXPECT_EQ(test, som_table_count(table, 0, 2 * GIB - 1,
