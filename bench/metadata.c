@@ -6,7 +6,8 @@
  *
  *	SOMBENCH meta layout=L pool_gib=N mapped_gib=M entries_1g=A
  *		entries_2m=B total=... chunks=... chunk_bits=... pool=...
- *		sources=... regions=... table_split=... table_nodes=...
+ *		sources=... source_tables=... regions=... table_split=...
+ *		table_nodes=...
  *
  *   empty	nothing mapped: what the pool and its sources cost alone
  *   whole	one region maps the whole pool, each GiB by one 1 GiB entry
@@ -37,8 +38,8 @@
 #include "som_util.h"
 
 static const char *const som_meta_parts[] = {
-	"chunks", "chunk_bits", "pool", "sources", "regions", "table_split",
-	"table_nodes",
+	"chunks", "chunk_bits", "pool", "sources", "source_tables", "regions",
+	"table_split", "table_nodes",
 };
 
 #define NR_HUGEPAGES_1G \

@@ -512,8 +512,8 @@ def plots(outdir, summary, sizes, backings, nruns, churn, memcached):
     return made
 
 
-META_PARTS = ("chunks", "chunk_bits", "pool", "sources", "regions",
-              "table_split", "table_nodes")
+META_PARTS = ("chunks", "chunk_bits", "pool", "sources", "source_tables",
+              "regions", "table_split", "table_nodes")
 META_LAYOUTS = {
     "empty": "nothing mapped",
     "whole": "mapped whole, 1 GiB entries",
@@ -612,12 +612,12 @@ def meta_table(meta):
         "least any mapping needs), from",
         "2 GiB. struct page / and HVO /: how many times som's per GiB fits "
         "in theirs (measured in the same boot).",
-        "Parts: chunks = the pool's 96-byte descriptor per GiB; sources = "
-        "8 bytes per GiB in a source's chunk",
-        "table; chunk_bits = 128-byte per-block bits of a chunk whose "
+        "Parts: chunks = the pool's 96-byte descriptor per GiB; "
+        "source_tables = 8 bytes per GiB in a source's",
+        "chunk table; chunk_bits = 128-byte per-block bits of a chunk whose "
         "blocks differ (and spares); table_split =",
         "a region's 808-byte split GiB; table_nodes = its table's xarray "
-        "nodes; pool, regions: fixed.",
+        "nodes; pool, sources, regions: fixed.",
         "Totals (bytes) by pool size:",
         f"{'':30}" + "".join(f"{str(g) + ' GiB':>10}" for g in pools),
     ]

@@ -35,10 +35,10 @@ struct backing {
 /* What som's counters said around one som run. */
 struct som_run {
 	long long zeroed_before;	/* pool bytes zeroed when it mapped */
-	long long chunks;		/* chunk descriptors and their bits */
+	long long chunks;		/* chunk descriptors, sources' tables */
 	long long table;		/* its table, while mapped */
-	long long pool;			/* the pool and its sets */
-	long long sources;		/* the sources */
+	long long pool;			/* the pool, its sets, spare bits */
+	long long sources;		/* the sources' descriptors */
 	long long region;		/* its region's descriptor */
 	long long fault_bytes;		/* zeroed in its faults */
 	long long fault_ns;
@@ -93,11 +93,13 @@ static long long per_gib(long long bytes, long long total)
 
 /*
  * Map and touch 1 GiB of som. Its metadata per GiB counts everything som
- * allocates that grows with memory: the chunk descriptors (and their
- * per-block bits, if any) per GiB of pool, and, read while the mapping
- * lives, its region's table. The rest (the pool and its sets, the
- * sources, the region's descriptor) is fixed, and printed apart; the
- * parts add up to metadata_bytes.
+ * allocates that grows with memory: the chunk descriptors and the
+ * sources' chunk tables per GiB of pool, and, read while the mapping
+ * lives, its region's table. The rest (the pool, its sets and spare
+ * per-block bits, the sources' descriptors, the region's descriptor) is
+ * fixed, and printed apart; the parts add up to metadata_bytes. (With
+ * the mapping a whole chunk, no chunk's blocks differ: the per-block
+ * bits are only the pool's spares.)
  */
 static int run_som(struct backing *b, struct som_run *r)
 {
@@ -122,10 +124,11 @@ static int run_som(struct backing *b, struct som_run *r)
 	r->fault_ns = som_stat("zero_fault_ns") - fault_ns;
 	b->entry = measure_size_name(som_page_size(fd, p));
 	r->chunks = som_stat("metadata/chunks_bytes") +
-		    som_stat("metadata/chunk_bits_bytes");
+		    som_stat("metadata/source_tables_bytes");
 	r->table = som_stat("metadata/table_split_bytes") +
 		   som_stat("metadata/table_node_bytes");
-	r->pool = som_stat("metadata/pool_bytes");
+	r->pool = som_stat("metadata/pool_bytes") +
+		  som_stat("metadata/chunk_bits_bytes");
 	r->sources = som_stat("metadata/sources_bytes");
 	r->region = som_stat("metadata/regions_bytes");
 	b->meta_per_gib = per_gib(r->chunks, som_stat("total_bytes")) +
@@ -224,10 +227,11 @@ int main(void)
 	       cold.zeroed_before / (long long)MiB, total / (long long)MiB,
 	       cold.fault_bytes / (long long)MiB, warm.fault_bytes / (long long)MiB);
 	printf("som metadata per GiB, everything som allocates that grows with memory: %lld = %lld for\n"
-	       "  the chunk descriptors (%lld bytes for %lld GiB of pool) + %lld for this 1 GiB mapping's table\n"
-	       "  (a region's first GiB sits in its table's root; more GiBs add 576 bytes per 64 GiB,\n"
-	       "  a GiB in 2 MiB pieces 808); fixed, whatever the memory: %lld bytes = %lld pool and sets\n"
-	       "  + %lld sources + %lld region; not counted: the file and inode every open file has\n",
+	       "  the chunk descriptors and the source's chunk table (%lld bytes for %lld GiB of pool) + %lld\n"
+	       "  for this 1 GiB mapping's table (a region's first GiB sits in its table's root; a region\n"
+	       "  of 2 to 64 GiB has one 576-byte node; a GiB in 2 MiB pieces adds 808); fixed, whatever the\n"
+	       "  memory: %lld bytes = %lld pool, sets and spare bits + %lld source + %lld region;\n"
+	       "  not counted: the file and inode every open file has\n",
 	       b[3].meta_per_gib, per_gib(warm.chunks, total), warm.chunks,
 	       total / (long long)GiB, warm.table,
 	       warm.pool + warm.sources + warm.region, warm.pool,
@@ -242,9 +246,11 @@ int main(void)
 	printf("\nsom pool: %.2f GiB total; free %.2f GiB before, %.2f GiB while mapped, %.2f GiB after\n",
 	       (double)total / GiB, (double)free_before / GiB,
 	       (double)warm.free_during / GiB, (double)free_after / GiB);
-	printf("struct page would cost %lld bytes per GiB; som spends %lld, all counted (%.0fx less)\n",
+	printf("struct page would cost %lld bytes per GiB; som spends %lld per GiB, all counted (%.0fx less),\n"
+	       "  plus %lld fixed bytes; a HugeTLB 1 GiB page with HVO keeps 4096 (measured: vm/run bench)\n",
 	       b[0].meta_per_gib, b[3].meta_per_gib,
-	       (double)b[0].meta_per_gib / b[3].meta_per_gib);
+	       (double)b[0].meta_per_gib / b[3].meta_per_gib,
+	       warm.pool + warm.sources + warm.region);
 	printf("(first-touch times are under QEMU TCG here: indicative only)\n");
 	return free_after == free_before ? 0 : 1;
 }

@@ -5,7 +5,8 @@
  * top directory shows (metadata_bytes, region_metadata_bytes).
  *
  * The parts that grow with the memory are the chunk descriptors (one per
- * GiB in the pool), the bits of chunks whose blocks differ, and the
+ * GiB in the pool) and the sources' chunk tables (an address per GiB),
+ * the bits of chunks whose blocks differ, and the
  * regions' tables: one xarray slot per mapped GiB, plus a split GiB for
  * each GiB that is not backed whole by one chunk. The rest is fixed: the
  * pool and its per-node sets, the sources, the regions' descriptors.
@@ -39,12 +40,13 @@ void som_metadata_get(struct som_metadata *m)
 	m->chunk_bits = stats.chunk_bits_bytes;
 	m->pool = stats.metadata_bytes - stats.chunks_bytes -
 		  stats.chunk_bits_bytes;
-	m->sources = som_sources_metadata_bytes();
+	m->sources = som_sources_metadata_bytes(&m->source_tables) -
+		     m->source_tables;
 	m->regions = r.regions;
 	m->table_split = r.table_split;
 	m->table_nodes = r.table_nodes;
-	m->total = stats.metadata_bytes + m->sources + r.regions +
-		   r.table_split + r.table_nodes;
+	m->total = stats.metadata_bytes + m->sources + m->source_tables +
+		   r.regions + r.table_split + r.table_nodes;
 }
 
 /* A part of struct som_metadata: @offset locates it. */
@@ -74,6 +76,7 @@ static SOM_METADATA_ATTR(chunks_bytes, chunks);
 static SOM_METADATA_ATTR(chunk_bits_bytes, chunk_bits);
 static SOM_METADATA_ATTR(pool_bytes, pool);
 static SOM_METADATA_ATTR(sources_bytes, sources);
+static SOM_METADATA_ATTR(source_tables_bytes, source_tables);
 static SOM_METADATA_ATTR(regions_bytes, regions);
 static SOM_METADATA_ATTR(table_split_bytes, table_split);
 static SOM_METADATA_ATTR(table_node_bytes, table_nodes);
@@ -83,6 +86,7 @@ static struct attribute *som_metadata_attrs[] = {
 	&som_metadata_chunk_bits_bytes.attr.attr,
 	&som_metadata_pool_bytes.attr.attr,
 	&som_metadata_sources_bytes.attr.attr,
+	&som_metadata_source_tables_bytes.attr.attr,
 	&som_metadata_regions_bytes.attr.attr,
 	&som_metadata_table_split_bytes.attr.attr,
 	&som_metadata_table_node_bytes.attr.attr,

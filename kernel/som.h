@@ -32,7 +32,8 @@ struct som_fault_stats {
  * @chunks:	the pool's chunk descriptors, one per GiB in the pool
  * @chunk_bits:	the bits of chunks whose blocks differ, and spares
  * @pool:	the pool and its per-node sets
- * @sources:	the sources and their chunk tables
+ * @sources:	the sources' descriptors
+ * @source_tables: their chunk tables, an address per chunk
  * @regions:	the regions' descriptors and per-node counters
  * @table_split: the regions' split GiBs
  * @table_nodes: the regions' table xarray nodes
@@ -43,6 +44,7 @@ struct som_metadata {
 	u64 chunk_bits;
 	u64 pool;
 	u64 sources;
+	u64 source_tables;
 	u64 regions;
 	u64 table_split;
 	u64 table_nodes;

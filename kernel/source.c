@@ -454,21 +454,25 @@ bool som_range_is_covered(u64 start, u64 size, unsigned long desc)
 
 /**
  * som_sources_metadata_bytes() - what the sources spend describing chunks
+ * @tables: set to the part of it in their chunk tables (one address per
+ *	chunk, as kmalloc rounds the table up)
  *
  * Return: the bytes of every struct som_source and its chunk table.
  */
-u64 som_sources_metadata_bytes(void)
+u64 som_sources_metadata_bytes(u64 *tables)
 {
 	struct som_source *src;
 	u64 bytes = 0;
 
+	*tables = 0;
 	mutex_lock(&som_sources_lock);
-	list_for_each_entry(src, &som_sources, list)
-		bytes += kmalloc_size_roundup(sizeof(*src)) +
-			 kmalloc_size_roundup(src->nr_chunks *
-					      sizeof(*src->chunks));
+	list_for_each_entry(src, &som_sources, list) {
+		bytes += kmalloc_size_roundup(sizeof(*src));
+		*tables += kmalloc_size_roundup(src->nr_chunks *
+						sizeof(*src->chunks));
+	}
 	mutex_unlock(&som_sources_lock);
-	return bytes;
+	return bytes + *tables;
 }
 
 /*

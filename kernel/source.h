@@ -67,7 +67,7 @@ int som_source_remove(const char *name);
 bool som_range_is_covered(u64 start, u64 size, unsigned long desc);
 struct resource *som_source_claim(u64 start, u64 size);
 void som_source_unclaim(struct resource *res);
-u64 som_sources_metadata_bytes(void);
+u64 som_sources_metadata_bytes(u64 *tables);
 int som_sources_init(struct kobject *parent);
 void som_sources_exit(void);
 

@@ -65,7 +65,8 @@ static long long som_slabinfo_active(const char *name)
 
 /* Every part, and the total, read one after the other. */
 struct som_meta {
-	long long total, chunks, chunk_bits, pool, sources, regions;
+	long long total, chunks, chunk_bits, pool, sources, source_tables;
+	long long regions;
 	long long table_split, table_nodes, region_total;
 };
 
@@ -76,6 +77,7 @@ static void som_meta_read(struct som_meta *m)
 	m->chunk_bits = som_stat(META "chunk_bits_bytes");
 	m->pool = som_stat(META "pool_bytes");
 	m->sources = som_stat(META "sources_bytes");
+	m->source_tables = som_stat(META "source_tables_bytes");
 	m->regions = som_stat(META "regions_bytes");
 	m->table_split = som_stat(META "table_split_bytes");
 	m->table_nodes = som_stat(META "table_node_bytes");
@@ -118,12 +120,14 @@ TEST_F(metadata, parts_add_up_to_the_total)
 	EXPECT_LE(0, m.chunk_bits);
 	EXPECT_LT(0, m.pool);
 	EXPECT_LT(0, m.sources);
+	EXPECT_LT(0, m.source_tables);
 	EXPECT_LT(0, m.regions);
 	/* Two blocks of 32 reserved: the GiB is split. */
 	EXPECT_LT(0, m.table_split);
 	EXPECT_EQ(0, m.table_nodes);	/* one GiB at index 0: the root */
 	EXPECT_EQ(m.total, m.chunks + m.chunk_bits + m.pool + m.sources +
-			   m.regions + m.table_split + m.table_nodes);
+			   m.source_tables + m.regions + m.table_split +
+			   m.table_nodes);
 	EXPECT_EQ(m.region_total, m.regions + m.table_split + m.table_nodes);
 	EXPECT_EQ(0, munmap(p, 64 * MiB));
 }
