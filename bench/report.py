@@ -263,8 +263,9 @@ def table(summary, sizes, backings, nruns, churn, memcached, info, touches):
             f"({pool_meta}) plus region_metadata_bytes read while mapped (the "
             "mapping's region, its counters and its table: xarray nodes at "
             f"576 bytes, sizeof(struct xa_node); the slab spends {objsize} on "
-            f"each, {objsize - 576 if isinstance(objsize, int) else '?'} more, "
-            "about 70 bytes per GiB mapped, not in the figure). Not counted "
+            f"each, {objsize - 576 if isinstance(objsize, int) else '?'} more "
+            "per node, one node per region of 2 to 64 GiB, not in the "
+            "figure). Not counted "
             "for any backing: the VMA, file and inode. " + check +
             " hugetlb: the struct page HVO leaves, measured from the memmap "
             "counters as each page was allocated (once per page: they are "

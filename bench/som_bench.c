@@ -370,15 +370,20 @@ static const struct backing *backing_find(const char *name)
 static long long radix_nodes(long long *objsize)
 {
 	long long a = -1, b = -1;
-	int i;
+	int i, same = 0;
 
-	for (i = 0; i < 100; i++) {
+	/*
+	 * Nodes are freed after an RCU grace period (radix_tree_node_rcu_free):
+	 * one freed by the run before can leave the slab inside this run's
+	 * window and cancel a node it added. Wait until the count has held
+	 * for three reads 50 ms apart.
+	 */
+	for (i = 0; i < 100 && same < 3; i++) {
 		if (measure_slab(RADIX_CACHE, &b, objsize))
 			return -1;
-		if (a == b)
-			break;
+		same = a == b ? same + 1 : 0;
 		a = b;
-		usleep(20000);
+		usleep(50000);
 	}
 	return b;
 }
