@@ -118,8 +118,8 @@ unsigned long som_pool_alloc_block(struct som_pool *pool,
 
 	might_sleep();
 	for (;;) {
-		if (som_pool_lock_stocked(pool, GFP_KERNEL))
-			return SOM_NO_BLOCK;
+		/* The block is reserved: its 128 bytes of bits cannot fail. */
+		som_pool_lock_stocked(pool, GFP_KERNEL | __GFP_NOFAIL);
 		if (WARN_ON_ONCE(!claim->nr_reserved)) {
 			spin_unlock(&pool->lock);
 			return SOM_NO_BLOCK;

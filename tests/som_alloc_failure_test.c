@@ -122,4 +122,43 @@ TEST_F_TIMEOUT(alloc_failure, som_file_cycle_survives_each_failure, 900)
 		   som_file_cycle);
 }
 
+/*
+ * A fault on memory mmap() reserved may not fail for want of the bytes
+ * that describe it (the table's split GiB, the pool's per-block bits):
+ * failing each allocation of the first touch of a 2 MiB piece and of a
+ * 4 KiB page in turn, every touch succeeds and reads zeros. (Page-table
+ * pages may fail: the core retries the fault.)
+ */
+TEST_F_TIMEOUT(alloc_failure, fault_on_reserved_memory_never_fails, 300)
+{
+	long n, fired = 0;
+	int dev, sig;
+	char *p;
+
+	for (n = 1; n < 1000; n++) {
+		dev = open(SOM_DEV, O_RDWR);
+		ASSERT_LE(0, dev);
+		/* 2 MiB past a GiB boundary: no 1 GiB entry, a GiB to split. */
+		p = som_map_past(dev, 8 * MiB, GiB, 2 * MiB);
+		ASSERT_NE(MAP_FAILED, p);
+		ASSERT_EQ(0, som_fail_arm(n));
+		sig = som_probe(p, 0);
+		if (!sig)
+			sig = som_probe(p + 6 * MiB + 4 * KiB, 1);
+		fired += som_fail_fired();
+		EXPECT_EQ(0, sig)
+			TH_LOG("failing allocation %ld of a fault: signal %d", n, sig);
+		if (!sig) {
+			EXPECT_EQ(0, p[4 * KiB]);
+			EXPECT_EQ(1, p[6 * MiB + 4 * KiB]);
+		}
+		EXPECT_EQ(0, munmap(p, 8 * MiB));
+		close(dev);
+		EXPECT_EQ(self->total, som_stat("free_bytes"));
+		if (sig || !som_fail.fired)
+			break;
+	}
+	TH_LOG("%ld of the faults' %s failed in turn", fired, variant->what);
+}
+
 TEST_HARNESS_MAIN
