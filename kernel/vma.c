@@ -207,8 +207,42 @@ static vm_fault_t som_vm_huge_fault(struct vm_fault *vmf, unsigned int order)
 	}
 }
 
+/*
+ * Did the core skip the huge levels because THP is off for this mapping's
+ * process (prctl(PR_SET_THP_DISABLE), which Redis, for one, sets whenever
+ * THP is "always")? vma_thp_disabled() stops ->huge_fault() for every
+ * VMA then, PFN mappings included; but som's entries are not transparent
+ * huge pages: nothing is copied on fork, split, collapsed or reclaimed,
+ * and the memory is reserved in 2 MiB blocks whatever the entry size.
+ * MADV_NOHUGEPAGE on the mapping itself is honoured.
+ */
+static bool som_fault_thp_skipped(struct vm_fault *vmf)
+{
+	struct vm_area_struct *vma = vmf->vma;
+
+	return IS_ENABLED(CONFIG_ARCH_SUPPORTS_PMD_PFNMAP) &&
+	       has_transparent_hugepage() &&
+	       !(vma->vm_flags & VM_NOHUGEPAGE) &&
+	       test_bit(MMF_DISABLE_THP, &vma->vm_mm->flags);
+}
+
+/*
+ * A fault the core sent to the 4 KiB level. If it skipped the huge levels
+ * only because of PR_SET_THP_DISABLE and found no table under the PMD,
+ * map the 2 MiB piece here: vmf->pmd is set, and som_fault_huge() checks
+ * the slot under the region lock as from ->huge_fault(). The core has
+ * already put a PMD table under the PUD, so a 1 GiB entry cannot be had
+ * this way; a process with THP disabled gets 2 MiB entries.
+ */
 static vm_fault_t som_vm_fault(struct vm_fault *vmf)
 {
+	vm_fault_t ret;
+
+	if (som_fault_thp_skipped(vmf) && pmd_none(pmdp_get_lockless(vmf->pmd))) {
+		ret = som_fault_huge(vmf, PMD_ORDER);
+		if (!(ret & VM_FAULT_FALLBACK))
+			return ret;
+	}
 	return som_fault_pte(vmf);
 }
 

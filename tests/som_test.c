@@ -7,6 +7,7 @@
  * ends by checking that the pool's free bytes are back where they started.
  */
 #define _GNU_SOURCE
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -85,6 +86,57 @@ TEST_F(som, aligned_64_mib_takes_32_faults)
 	EXPECT_EQ(32, som_stat("faults_pmd") - pmd);
 	EXPECT_EQ((long long)(2 * MiB), som_page_size(self->fd, p + 5 * MiB));
 	EXPECT_EQ(0, munmap(p, 64 * MiB));
+}
+
+/*
+ * prctl(PR_SET_THP_DISABLE) (Redis sets it when THP is "always") stops
+ * the core's huge faults for every VMA; som maps 2 MiB itself from its
+ * 4 KiB fault handler. 1 GiB entries are out of reach then (the core has
+ * put a PMD table under the PUD by that time). MADV_NOHUGEPAGE on the
+ * mapping still means 4 KiB.
+ */
+TEST_F(som, thp_disabled_process_gets_2_mib_entries)
+{
+	long long pmd, pte, flt;
+	char *p;
+
+	ASSERT_EQ(0, prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0));
+	p = som_map_shared(self->fd, 64 * MiB);
+	ASSERT_NE(MAP_FAILED, p);
+	ASSERT_EQ(0, (uintptr_t)p & (2 * MiB - 1));
+	som_warm_up();
+	pmd = som_stat("faults_pmd");
+	pte = som_stat("faults_pte");
+	flt = som_minflt();
+	/* A read first: the entry comes writable, the write does not fault. */
+	EXPECT_EQ(0, p[3 * MiB]);
+	som_fill(p, 0, 64 * MiB, 4 * KiB, 4);
+	EXPECT_EQ(-1, som_check(p, 0, 64 * MiB, 4 * KiB, 4));
+	EXPECT_EQ(32, som_minflt() - flt);
+	EXPECT_EQ(32, som_stat("faults_pmd") - pmd);
+	EXPECT_EQ(0, som_stat("faults_pte") - pte);
+	EXPECT_EQ((long long)(2 * MiB), som_page_size(self->fd, p + 5 * MiB));
+	EXPECT_EQ(0, munmap(p, 64 * MiB));
+
+	if (som_cpu_has_gbpages()) {
+		p = som_map_shared(self->fd, GiB);
+		ASSERT_NE(MAP_FAILED, p);
+		ASSERT_EQ(0, (uintptr_t)p & (GiB - 1));
+		p[0] = 1;
+		EXPECT_EQ((long long)(2 * MiB), som_page_size(self->fd, p));
+		EXPECT_EQ(0, munmap(p, GiB));
+	}
+
+	p = som_map_shared(self->fd, 4 * MiB);
+	ASSERT_NE(MAP_FAILED, p);
+	ASSERT_EQ(0, madvise(p, 4 * MiB, MADV_NOHUGEPAGE));
+	pte = som_stat("faults_pte");
+	som_fill(p, 0, 4 * MiB, 4 * KiB, 5);
+	EXPECT_EQ(-1, som_check(p, 0, 4 * MiB, 4 * KiB, 5));
+	EXPECT_EQ(1024, som_stat("faults_pte") - pte);
+	EXPECT_EQ((long long)(4 * KiB), som_page_size(self->fd, p + MiB));
+	EXPECT_EQ(0, munmap(p, 4 * MiB));
+	EXPECT_EQ(0, prctl(PR_SET_THP_DISABLE, 0, 0, 0, 0));
 }
 
 TEST_F(som, misaligned_mapping_uses_4_kib_entries)
