@@ -138,21 +138,25 @@ TEST_F_TIMEOUT(alloc_failure, fault_on_reserved_memory_never_fails, 300)
 	for (n = 1; n < 1000; n++) {
 		dev = open(SOM_DEV, O_RDWR);
 		ASSERT_LE(0, dev);
-		/* 2 MiB past a GiB boundary: no 1 GiB entry, a GiB to split. */
-		p = som_map_past(dev, 8 * MiB, GiB, 2 * MiB);
+		/*
+		 * A GiB of the region reserved whole (one table entry), mapped
+		 * 2 MiB past a GiB boundary: no 1 GiB entry, so the first fault
+		 * splits the GiB's entry.
+		 */
+		p = som_map_past(dev, GiB, GiB, 2 * MiB);
 		ASSERT_NE(MAP_FAILED, p);
 		ASSERT_EQ(0, som_fail_arm(n));
 		sig = som_probe(p, 0);
 		if (!sig)
-			sig = som_probe(p + 6 * MiB + 4 * KiB, 1);
+			sig = som_probe(p + 512 * MiB + 4 * KiB, 1);
 		fired += som_fail_fired();
 		EXPECT_EQ(0, sig)
 			TH_LOG("failing allocation %ld of a fault: signal %d", n, sig);
 		if (!sig) {
 			EXPECT_EQ(0, p[4 * KiB]);
-			EXPECT_EQ(1, p[6 * MiB + 4 * KiB]);
+			EXPECT_EQ(1, p[512 * MiB + 4 * KiB]);
 		}
-		EXPECT_EQ(0, munmap(p, 8 * MiB));
+		EXPECT_EQ(0, munmap(p, GiB));
 		close(dev);
 		EXPECT_EQ(self->total, som_stat("free_bytes"));
 		if (sig || !som_fail.fired)
