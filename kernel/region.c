@@ -518,8 +518,9 @@ int som_region_fill(struct som_region *region, pgoff_t idx,
 	/*
 	 * Room in the table first: a block taken must have its place. The
 	 * memory was promised when @idx was reserved (at mmap() for
-	 * /dev/som), so a fault must not fail for the 808 bytes describing
-	 * it: the split, like the pool's per-block bits, cannot fail.
+	 * /dev/som), so filling it (a fault, fallocate(), compaction, a
+	 * debugger's access) must not fail for the 808 bytes describing it:
+	 * the split, like the pool's per-block bits, cannot fail.
 	 */
 	err = som_table_split(&region->table, idx,
 			      GFP_KERNEL_ACCOUNT | __GFP_NOFAIL);

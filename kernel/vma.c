@@ -154,9 +154,9 @@ static vm_fault_t som_fault_huge(struct vm_fault *vmf, unsigned int order)
 
 /*
  * Has a fault of another size mapped the piece around @vmf since the core
- * found no entry there and called ->fault? Faults run under the VMA lock
- * only, so another thread's 2 MiB fault may have put a leaf where this one
- * saw an empty PMD. vmf_insert_pfn() would then take the leaf for a table
+ * found no entry there and called ->fault? A 2 MiB fault may run under
+ * the per-VMA lock alone, beside this one, and may have put a leaf where
+ * this one saw an empty PMD. vmf_insert_pfn() would then take the leaf for a table
  * (a VM_BUG_ON in walk_to_pmd()). Stable under the region lock. A 1 GiB
  * leaf cannot appear here: the core put a PMD table under the PUD first.
  */
@@ -220,8 +220,7 @@ static bool som_fault_thp_skipped(struct vm_fault *vmf)
 {
 	struct vm_area_struct *vma = vmf->vma;
 
-	return IS_ENABLED(CONFIG_ARCH_SUPPORTS_PMD_PFNMAP) &&
-	       has_transparent_hugepage() &&
+	return has_transparent_hugepage() &&
 	       !(vma->vm_flags & VM_NOHUGEPAGE) &&
 	       test_bit(MMF_DISABLE_THP, &vma->vm_mm->flags);
 }
@@ -229,17 +228,19 @@ static bool som_fault_thp_skipped(struct vm_fault *vmf)
 /*
  * A fault the core sent to the 4 KiB level. If it skipped the huge levels
  * only because of PR_SET_THP_DISABLE and found no table under the PMD,
- * map the 2 MiB piece here: vmf->pmd is set, and som_fault_huge() checks
- * the slot under the region lock as from ->huge_fault(). The core has
- * already put a PMD table under the PUD, so a 1 GiB entry cannot be had
- * this way; a process with THP disabled gets 2 MiB entries.
+ * map the 2 MiB piece here as ->huge_fault() would: vmf->pmd is set, and
+ * the slot is checked again under the region lock. The core has already
+ * put a PMD table under the PUD, so a 1 GiB entry cannot be had this way.
+ * With no ->map_pages, ->fault runs under mmap_lock (vmf_can_call_fault()
+ * retries a per-VMA-lock fault), which the prctl takes for write: the
+ * flag read here is the one the core saw.
  */
 static vm_fault_t som_vm_fault(struct vm_fault *vmf)
 {
 	vm_fault_t ret;
 
 	if (som_fault_thp_skipped(vmf) && pmd_none(pmdp_get_lockless(vmf->pmd))) {
-		ret = som_fault_huge(vmf, PMD_ORDER);
+		ret = som_vm_huge_fault(vmf, PMD_ORDER);
 		if (!(ret & VM_FAULT_FALLBACK))
 			return ret;
 	}

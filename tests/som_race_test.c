@@ -11,10 +11,10 @@
  *    entries, while another thread grows the file (ftruncate() takes no
  *    mmap_lock) and a third faults the now whole block with 2 MiB;
  *  - prctl(PR_SET_THP_DISABLE) flips (it takes the mmap_lock, which
- *    per-VMA-lock faults do not), so faults before the flip come through
- *    ->huge_fault() and faults after it through ->fault(), which maps
- *    2 MiB itself when the prctl is all that stopped the core (and 4 KiB
- *    at the file's end);
+ *    per-VMA-lock faults do not), so with THP on faults come through
+ *    ->huge_fault(), under the per-VMA lock alone and beside the flip,
+ *    and with THP off through ->fault() (under mmap_lock: som has no
+ *    ->map_pages), which maps 2 MiB itself (4 KiB at the file's end);
  *  - each round maps the file afresh: a zap leaves page tables behind, and
  *    only the first fault of a 2 MiB piece without a table can race.
  *
