@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -67,6 +68,8 @@ static void parse_policy(const char *s)
 	shim_cfg.has_policy = shim_cfg.policy_mode != SOM_POLICY_LOCAL;
 }
 
+static char summary_path[PATH_MAX];
+
 static void shim_read_config(void)
 {
 	const char *v;
@@ -93,9 +96,19 @@ static void shim_read_config(void)
 	v = getenv("SOMRUN_POLICY");
 	if (v && *v)
 		parse_policy(v);
+	/*
+	 * A copy: programs that set their process title (redis, nginx,
+	 * postgres) write over the environment's strings.
+	 */
 	v = getenv("SOMRUN_SUMMARY");
-	if (v && *v && strcmp(v, "0"))
-		shim_cfg.summary = v;
+	if (v && *v && strcmp(v, "0")) {
+		if (strlen(v) < sizeof(summary_path)) {
+			strcpy(summary_path, v);
+			shim_cfg.summary = summary_path;
+		} else {
+			shim_warn("SOMRUN_SUMMARY: path too long; no summary");
+		}
+	}
 }
 
 static int shim_state;	/* 0 not read, 1 reading, 2 done */

@@ -500,6 +500,17 @@ static int helper(int argc, char **argv)
 		printf("som=%d\n", on_som(p, NULL));
 		return 0;	/* the summary sees it still mapped */
 	}
+	if (!strcmp(what, "retitle")) {
+		/*
+		 * What setproctitle() emulations (redis, nginx, postgres) do:
+		 * the environment's strings are written over.
+		 */
+		char **e;
+
+		for (e = environ; *e; e++)
+			memset(*e, 'x', strlen(*e));
+		return 0;
+	}
 	if (!strcmp(what, "forkzero")) {
 		char *p = map_anon(4 * MiB);
 		int status;
@@ -648,6 +659,29 @@ TEST_F_TIMEOUT(somrun_cmd, summary_reports_entries, SLOW_TIMEOUT)
 	if (som_cpu_has_gbpages())
 		EXPECT_NE(NULL, strstr(self->out, "entries_1g=1 entries_2m=2 entries_4k=0"));
 	EXPECT_NE(NULL, strstr(self->out, "som_bytes=1077936128"));
+}
+
+/*
+ * The summary goes where it was asked to, whatever the program did to its
+ * environment.
+ */
+TEST_F_TIMEOUT(somrun_cmd, summary_survives_a_rewritten_environment,
+	       SLOW_TIMEOUT)
+{
+	const char *path = "/tmp/som_run_test.summary";
+	int fd;
+
+	unlink(path);
+	EXPECT_EQ(0, run(cmd("%s --summary=%s -- %s helper retitle 2>&1",
+			     somrun_path(), path, self_exe), self->out,
+			 sizeof(self->out)));
+	fd = open(path, O_RDONLY);
+	ASSERT_LE(0, fd);
+	memset(self->out, 0, sizeof(self->out));
+	EXPECT_LT(0, read(fd, self->out, sizeof(self->out) - 1));
+	close(fd);
+	EXPECT_NE(NULL, strstr(self->out, "somrun: summary pid="));
+	unlink(path);
 }
 
 /*
