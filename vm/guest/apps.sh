@@ -1,14 +1,18 @@
 #!/bin/sh
 # Real programs under somrun, sourced by test.sh after the selftests (som.ko
 # loaded, `tap` defined): Debian's memcached with a multi-GiB cache, filled
-# and read back by Debian's memaslap (libmemcached-tools), and stress-ng's
-# vm, mmap and madvise stressors. Each checks its own results, that its
+# and read back by Debian's memaslap (libmemcached-tools), Debian's
+# redis-server (jemalloc) filled and churned over a unix socket, and
+# stress-ng's vm, mmap and madvise stressors. Each checks its own results, that its
 # memory came from the pool, and that the pool got every byte back.
 #
-# SOM_TEST_ONLY selects them as somrun_memcached and somrun_stress_ng.
+# SOM_TEST_ONLY selects them as somrun_memcached, somrun_redis and
+# somrun_stress_ng.
 # Knobs (SOM_GUEST_ENV): SOM_MEMCACHED_MB (cache size, default 2048),
 # SOM_MEMCACHED_OPS (memaslap operations, default 32000 of 128 KiB values),
-# SOM_STRESS_NG_SECONDS (per stressor, default 15).
+# SOM_STRESS_NG_SECONDS (per stressor, default 15), SOM_REDIS_BIG,
+# SOM_REDIS_SMALL and SOM_REDIS_ROUNDS (redis's keys of 8 and 2 KiB and
+# rounds of churn: 12000, 20000, 4).
 
 sysfs=/sys/kernel/mm/som
 
@@ -106,6 +110,76 @@ app_memcached() {
 	fi
 }
 
+# Debian's redis-server (jemalloc) under somrun, filled and churned the
+# same way as a plain run on anonymous memory: after rounds of deletes and
+# re-sets across the key space and a MEMORY PURGE (jemalloc gives back
+# every dirty page at once, the most hole punching its decay could do),
+# at least 90% of its mapped som bytes must still be on 2 MiB or 1 GiB
+# entries, and the data must hash the same (DEBUG DIGEST) as the plain
+# run's. The memory each run holds is printed: som holds every 2 MiB
+# block that has live data in it, anonymous memory every 4 KiB page.
+app_redis() {
+	big=${SOM_REDIS_BIG:-12000}
+	small=${SOM_REDIS_SMALL:-20000}
+	rounds=${SOM_REDIS_ROUNDS:-4}
+	free0=$(cat $sysfs/free_bytes)
+	# The plain run first: its digest and its anonymous memory.
+	plain_digest=
+	redis_start
+	up=$?
+	if [ $up -eq 0 ]; then
+		redis_fill "$big" "$small"
+		anon_fill=$(anon_bytes "$redis_pid")
+		for r in $(seq "$rounds"); do
+			redis_churn "$big" "$small" "$r"
+		done
+		redis_purge
+		anon_end=$(anon_bytes "$redis_pid")
+		plain_digest=$(redis_cli debug digest)
+		redis_stop
+	fi
+	[ -n "$plain_digest" ]
+	tap $? "redis-server on anonymous memory: filled, churned, digest $plain_digest"
+
+	rm -f /tmp/redis.summary
+	redis_start somrun --summary=/tmp/redis.summary --
+	up=$?
+	tap $up "redis-server started under somrun"
+	if [ $up -ne 0 ]; then
+		sed 's/^/# redis: /' /tmp/redis.log
+		return
+	fi
+	pid=$redis_pid
+	redis_fill "$big" "$small"
+	rc=$?
+	held_fill=$(($(pool_used) + $(anon_bytes "$pid")))
+	fill=$(som_entries "$pid")
+	share_fill=$(large_share "$pid")
+	for r in $(seq "$rounds"); do
+		redis_churn "$big" "$small" "$r" || rc=1
+	done
+	redis_purge || rc=1
+	held_end=$(($(pool_used) + $(anon_bytes "$pid")))
+	end=$(som_entries "$pid")
+	share_end=$(large_share "$pid")
+	digest=$(redis_cli debug digest)
+	redis_cli info memory | grep -E '^(used_memory|allocator_[a-z]*):' |
+		tr -d '\r' | sed 's/^/# redis: /'
+	somctl ps "$pid" | sed 's/^/# somctl: /'
+	echo "# redis: entries 1G 2M 4K, bytes mapped by them, som bytes mapped: after the fill $fill; after the churn and purge $end"
+	echo "# redis: held (som in use + RssAnon) $held_fill after the fill, $held_end after the churn; on anonymous memory (RssAnon) $anon_fill, $anon_end"
+	[ $rc -eq 0 ] && [ "$share_fill" -ge 90 ] && [ "$share_end" -ge 90 ]
+	tap $? "redis under somrun: ${share_fill}% of its som bytes on 2 MiB or 1 GiB entries after the fill, ${share_end}% after $rounds rounds of churn and a purge"
+	[ "$digest" = "$plain_digest" ]
+	tap $? "redis under somrun holds the same data as on anonymous memory (digest $digest)"
+	redis_stop
+	rc=$?
+	sed 's/^/# /' /tmp/redis.summary
+	[ $rc -eq 0 ] && [ "$(cat $sysfs/free_bytes)" -eq "$free0" ] &&
+		grep -q "comm=redis-server" /tmp/redis.summary
+	tap $? "redis exited ($rc), wrote its somrun summary, and the pool is back to $free0 free bytes ($(cat $sysfs/free_bytes))"
+}
+
 # What the processes named $1 are waiting for, when a run hangs.
 stuck() {
 	for p in $(pidof "$1"); do
@@ -180,11 +254,18 @@ app_stress_ng() {
 # shellcheck source=vm/guest/lib/memcached.sh
 . /som/guest/lib/memcached.sh
 memcached_net
+# shellcheck source=vm/guest/lib/redis.sh
+. /som/guest/lib/redis.sh
 
 # shellcheck disable=SC2254  # the glob is the point
 case somrun_memcached in ${SOM_TEST_ONLY:-*})
 	echo "# ==== memcached under somrun"
 	app_memcached ;;
+esac
+# shellcheck disable=SC2254
+case somrun_redis in ${SOM_TEST_ONLY:-*})
+	echo "# ==== redis under somrun"
+	app_redis ;;
 esac
 # shellcheck disable=SC2254
 case somrun_stress_ng in ${SOM_TEST_ONLY:-*})

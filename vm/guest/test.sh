@@ -284,7 +284,7 @@ tap "$rc" module_load
 # nothing (no binary, no program under somrun) fails.
 only=${SOM_TEST_ONLY:-*}
 selected=0
-for name in $(manifest_names) /som/bin/*_test somrun_memcached somrun_stress_ng; do
+for name in $(manifest_names) /som/bin/*_test somrun_memcached somrun_redis somrun_stress_ng; do
 	# shellcheck disable=SC2254  # the glob is the point
 	case ${name##*/} in *_load_test | kunit.*) ;; $only) selected=1 ;; esac
 done

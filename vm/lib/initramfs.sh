@@ -18,8 +18,8 @@
 #                       and `order`: loaded by the tests themselves (stock
 #                       tier only)
 #   /usr/bin, /lib*     the host's dynamically linked SOM_VM_PROGRAMS (ndctl,
-#                       to make a device DAX instance; memcached, memcaslap
-#                       and stress-ng, to run under somrun), SOM_VM_LIBS
+#                       to make a device DAX instance; memcached, memcaslap,
+#                       redis and stress-ng, to run under somrun), SOM_VM_LIBS
 #                       (the allocators somrun is tested with), and the
 #                       libraries of these and of dynamic /som/bin programs
 
@@ -29,7 +29,7 @@ SOM_VM_MODULES=${SOM_VM_MODULES-nd_e820 nd_pmem dax_pmem device_dax}
 # Modules the tests load and unload themselves: VFIO's type1 backend, which
 # som.ko refuses (kernel/dma_guard.c).
 SOM_VM_TEST_MODULES=${SOM_VM_TEST_MODULES-vfio_iommu_type1}
-SOM_VM_PROGRAMS=${SOM_VM_PROGRAMS-ndctl memcached memcaslap memcping memcstat stress-ng}
+SOM_VM_PROGRAMS=${SOM_VM_PROGRAMS-ndctl memcached memcaslap memcping memcstat redis-server redis-cli stress-ng}
 SOM_VM_LIBS=${SOM_VM_LIBS-/usr/lib/x86_64-linux-gnu/libjemalloc.so.2 /usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4}
 
 # Copy every library ldd names for an ELF file, loader included.

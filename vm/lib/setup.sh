@@ -20,7 +20,7 @@ SOM_HOST_PACKAGES=(qemu-system-x86 busybox-static cpio dwarves gcc-12 gcc make
 		   flex bison bc libelf-dev libssl-dev patch	# the debug tier's kernel
 		   clang libclang-rt-14-dev		# tests/fuzz (libFuzzer)
 		   ndctl				# the guest makes a device DAX instance
-		   memcached libmemcached-tools stress-ng	# somrun's real programs
+		   memcached libmemcached-tools redis-server redis-tools stress-ng # somrun's real programs
 		   libjemalloc2 libjemalloc-dev libtcmalloc-minimal4	# and allocators
 		   dkms pkg-config			# the packaging checks
 		   lcov					# the debug tier's coverage report
