@@ -632,6 +632,79 @@ def meta_table(meta):
     return "\n".join(lines) + "\n"
 
 
+PROGRAM_ALLOCS = ("som", "anon-thp", "anon")
+
+
+def programs_summary(recs):
+    """SOMBENCH program lines -> {name: {alloc: {phase: record}}}."""
+    out = {}
+    for k, d in recs:
+        if k == "program":
+            out.setdefault(d["name"], {}).setdefault(d["alloc"], {})[
+                d["phase"]] = d
+    return out
+
+
+def programs_table(progs):
+    """The entries-under-real-allocators section of table.txt."""
+    if not progs:
+        return ""
+    lines = [
+        "",
+        "Entries under real allocators: each program filled, then churned "
+        "(freed and allocated again),",
+        "under somrun and on anonymous memory (anon-thp: THP on; anon: "
+        "redis's default, THP off for",
+        "itself). Shares of the bytes mapped: som by its 1 GiB/2 MiB/4 KiB "
+        "entries; anonymous memory by",
+        "THP (AnonHugePages) and 4 KiB pages. used: som blocks allocated "
+        "plus ordinary RssAnon; held: also",
+        "the blocks som reserved for mappings not touched yet (no other "
+        "process can have them);",
+        "app: what the program counts as used (redis used_memory, memcached "
+        "bytes). ops/s after the churn",
+        "(redis SET, memcached mixed, stress-ng bogo ops; TCG: indicative), "
+        "and against anon-thp.",
+        "",
+        f"{'program':17}{'alloc':10}{'phase':7}{'1G %':>6}{'2M %':>6}"
+        f"{'4K %':>6}{'VmPTE KiB':>11}{'used MiB':>10}{'held MiB':>10}"
+        f"{'app MiB':>9}"
+        f"{'ops/s':>10}{'x anon-thp':>12}",
+    ]
+    for name, by in progs.items():
+        base = by.get("anon-thp", {}).get("churn", {}).get("ops_per_s")
+        for alloc in PROGRAM_ALLOCS:
+            for phase in ("fill", "churn"):
+                d = by.get(alloc, {}).get(phase)
+                if not d:
+                    continue
+                if alloc == "som":
+                    b1, b2, b4 = (d["e1g"] * GIB, d["e2m"] * 2 * MIB,
+                                  d["e4k"] * 4096)
+                    used = d["som_used"] + d["rss_anon"]
+                    held = d["som_held"] + d["rss_anon"]
+                else:
+                    b1, b2 = 0, d["thp_bytes"]
+                    b4 = max(d["rss_anon"] - b2, 0)
+                    used = held = d["rss_anon"]
+                tot = b1 + b2 + b4
+                pct = [100 * b / tot if tot else 0 for b in (b1, b2, b4)]
+                ops = d.get("ops_per_s") or 0
+                ratio = (f"{ops / base:12.2f}" if phase == "churn" and ops
+                         and base else f"{'':12}")
+                lines.append((
+                    f"{name:17}{alloc:10}{phase:7}"
+                    + "".join(f"{v:6.1f}" for v in pct)
+                    + f"{d['pte_bytes'] / 1024:11,.0f}{used / MIB:10,.1f}"
+                    + f"{held / MIB:10,.1f}"
+                    + (f"{d['app_bytes'] / MIB:9,.1f}" if d["app_bytes"]
+                       else f"{'-':>9}")
+                    + (f"{ops:10,.0f}" if phase == "churn" and ops
+                       else f"{'':10}")
+                    + ratio).rstrip())
+    return "\n".join(lines) + "\n"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--raw", required=True)
@@ -653,18 +726,23 @@ def main():
                     host[k] = v
     touches = [d for k, d in recs if k == "touch"]
     meta = meta_summary(recs)
-    if not touches and not meta["layouts"]:
+    progs = programs_summary(recs)
+    if not touches and not meta["layouts"] and not progs:
         print("report: no measurements in " + args.raw, file=sys.stderr)
         return 1
     if not touches:
         os.makedirs(args.out, exist_ok=True)
-        text = meta_table(meta)
+        text = meta_table(meta) + programs_table(progs)
+        skips = [d for k, d in recs if k in ("skip", "error")]
+        if skips:
+            text += "\nnot measured: " + "; ".join(
+                " ".join(f"{k}={v}" for k, v in d.items()) for d in skips) + "\n"
         with open(os.path.join(args.out, "table.txt"), "w") as f:
             f.write(text)
         sys.stdout.write(text)
         with open(os.path.join(args.out, "results.json"), "w") as f:
             json.dump({"command": args.command, "host": host,
-                       "metadata": meta,
+                       "metadata": meta, "programs": progs,
                        "raw": [dict(d, kind=k) for k, d in recs]}, f,
                       indent=1)
         return 0
@@ -732,7 +810,7 @@ def main():
     skips = [d for k, d in recs if k in ("skip", "error")]
     os.makedirs(args.out, exist_ok=True)
     text = table(summary, sizes, backings, nruns, churn, memcached, info,
-                 touches) + meta_table(meta)
+                 touches) + meta_table(meta) + programs_table(progs)
     if skips:
         text += "\nnot measured: " + "; ".join(
             " ".join(f"{k}={v}" for k, v in d.items()) for d in skips) + "\n"
@@ -748,7 +826,8 @@ def main():
                         for b, s in summary.items()},
             "alloc_free": {k: {x: v for x, v in c.items() if x != "runs"}
                            for k, c in churn.items()},
-            "memcached": memcached, "metadata": meta, "skipped": skips,
+            "memcached": memcached, "metadata": meta, "programs": progs,
+            "skipped": skips,
             "raw": [dict(d, kind=k) for k, d in recs],
         }, f, indent=1)
 

@@ -20,8 +20,13 @@
 #   SOM_BENCH_MEMCACHED  memcached's load: "MB CONNS KEYS VALUE OPS GET%"
 #                        ("1024 4 8192 4096 16384 90"); "none" skips it
 #   SOM_BENCH_META_POOLS pool sizes in GiB for the metadata fit ("1 2 4 8")
+#   SOM_BENCH_PROGRAMS   programs whose entries are measured under real
+#                        allocators ("redis memcached stress-glibc
+#                        stress-tcmalloc"; vm/guest/bench_programs.sh);
+#                        "none" skips them. SOM_BENCH_REDIS: their sizes
 #   SOM_BENCH_PART       "metadata": only that, in a boot of its own with
-#                        8 GiB reserved (vm/lib/bench.sh sets it)
+#                        8 GiB reserved (vm/lib/bench.sh sets it);
+#                        "programs": only the programs
 
 # Lists may come with commas for spaces (SOM_GUEST_ENV words have none).
 words() {
@@ -114,6 +119,13 @@ if [ "${SOM_BENCH_PART:-}" = metadata ]; then
 	exit "$status"
 fi
 load_som || exit 1
+if [ "${SOM_BENCH_PART:-}" = programs ]; then
+	# shellcheck source=vm/guest/bench_programs.sh
+	. /som/guest/bench_programs.sh
+	programs_bench
+	rmmod som || status=1
+	exit "$status"
+fi
 # The memmap per GiB of RAM before HVO gives some of it back (som_bench).
 info=$(som_bench info) || status=1
 echo "$info"
@@ -136,6 +148,11 @@ for run in $(seq "$runs"); do
 done
 
 [ "$mc" = none ] || memcached_bench
+if [ "${SOM_BENCH_PROGRAMS:-}" != none ]; then
+	# shellcheck source=vm/guest/bench_programs.sh
+	. /som/guest/bench_programs.sh
+	programs_bench
+fi
 echo "# bench: done after $(($(date +%s) - start)) s"
 
 rmmod som || status=1

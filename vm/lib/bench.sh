@@ -21,7 +21,8 @@
 # the same SOM_VM_MEM, so 8 GiB of RAM, which is all it needs (struct
 # page and one HugeTLB 1 GiB page with HVO are measured in it too, for
 # the comparison). SOM_BENCH_ONLY=metadata makes that boot the whole run
-# (a few minutes).
+# (a few minutes); SOM_BENCH_ONLY=programs runs only the programs under
+# real allocators (vm/guest/bench_programs.sh), in the 4 GiB boot.
 #
 # Knobs: SOM_BENCH_RUNS, SOM_BENCH_SIZES, SOM_BENCH_BACKINGS,
 # SOM_BENCH_CHURN, SOM_BENCH_GUPS_OPS, SOM_BENCH_MEMCACHED,
@@ -35,7 +36,8 @@ SOM_BENCH_OUT=${SOM_BENCH_OUT:-$SOM_OUT/bench}
 SOM_BENCH_PYTHON=${SOM_BENCH_PYTHON:-/usr/bin/python3}
 SOM_BENCH_KNOBS=(SOM_BENCH_RUNS SOM_BENCH_SIZES SOM_BENCH_BACKINGS
 		 SOM_BENCH_CHURN SOM_BENCH_GUPS_OPS SOM_BENCH_MEMCACHED
-		 SOM_BENCH_META_POOLS SOM_BENCH_ONLY)
+		 SOM_BENCH_META_POOLS SOM_BENCH_PROGRAMS SOM_BENCH_REDIS
+		 SOM_BENCH_ONLY)
 
 # The machine the numbers come from, as key=value lines.
 bench_host_info() {
@@ -76,7 +78,9 @@ som_bench_boot() {
 	# shellcheck disable=SC2034  # read by som_vm_boot and som_initramfs
 	local SOM_VM_NODES=1 SOM_VM_SPARE='' SOM_VM_PMEM='' SOM_VM_HUGEPAGES=0 \
 		SOM_VM_DIMM='' SOM_VM_RESERVE_SIZE=$reserve SOM_VM_RESERVE_BASE=4G \
-		SOM_VM_MODULES='' SOM_VM_PROGRAMS="memcached memcping" SOM_VM_LIBS=''
+		SOM_VM_MODULES='' \
+		SOM_VM_PROGRAMS="memcached memcping memcstat redis-server redis-cli redis-benchmark stress-ng" \
+		SOM_VM_LIBS=/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4
 	local SOM_VM_APPEND="$SOM_BENCH_APPEND${SOM_VM_APPEND:+ $SOM_VM_APPEND}"
 	local SOM_GUEST_ENV="${SOM_GUEST_ENV:-}$extra" knob
 
@@ -107,12 +111,19 @@ som_bench_run() {
 	build_userspace "$SOM_BENCH_DIR"
 	mkdir -p "$SOM_BENCH_OUT"
 	: >"$raw"
-	som_bench_boot 8G " SOM_BENCH_PART=metadata" vm-bench-metadata.log
-	((boot_status == 0)) || status=1
-	if [[ ${SOM_BENCH_ONLY:-} != metadata ]]; then
-		som_bench_boot 4G "" vm-bench.log
+	if [[ ${SOM_BENCH_ONLY:-} != programs ]]; then
+		som_bench_boot 8G " SOM_BENCH_PART=metadata" vm-bench-metadata.log
 		((boot_status == 0)) || status=1
 	fi
+	case ${SOM_BENCH_ONLY:-} in
+	metadata) ;;
+	programs)
+		som_bench_boot 4G " SOM_BENCH_PART=programs" vm-bench.log
+		((boot_status == 0)) || status=1 ;;
+	*)
+		som_bench_boot 4G "" vm-bench.log
+		((boot_status == 0)) || status=1 ;;
+	esac
 
 	bench_host_info >"$SOM_BENCH_OUT/host.txt"
 	log "results: $(wc -l <"$raw") lines in $raw"
