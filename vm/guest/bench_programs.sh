@@ -20,7 +20,7 @@
 #                    ("BIG SMALL SECONDS": 24000 keys of 8 KiB, 40000 of
 #                    2 KiB, churned for 15 s, longer than jemalloc's 10 s
 #                    decay, which its background thread applies, and
-#                    11 s idle), then redis-benchmark's SET and GET of
+#                    11 s idle, then MEMORY PURGE), then redis-benchmark's SET and GET of
 #                    4 KiB values over the unix socket (its ops_per_s). anon-thp is
 #                    --disable-thp no; anon is redis's default, which turns
 #                    THP off for itself (PR_SET_THP_DISABLE).
@@ -30,8 +30,9 @@
 #                    cache evicts), set-heavy.
 #   stress-glibc     stress-ng --malloc with 8 threads (glibc's arenas),
 #                    blocks up to 4 MiB, 32 live per thread, touched
-#                    (about 1 GiB live at most, within the 4 GiB pool);
-#                    sampled after 8 s (fill) and at 20 s (churn).
+#                    (about 1 GiB live at most, within the 4 GiB pool),
+#                    seed 1, 40 s; sampled after about 8 s (fill) and
+#                    18 s (churn).
 #   stress-tcmalloc  the same with libtcmalloc_minimal preloaded.
 
 bench_sysfs=/sys/kernel/mm/som
@@ -93,14 +94,17 @@ redis_program() {
 		redis_fill "$rbig" "$rsmall" || status=1
 		app=$(redis_cli info memory | tr -d '\r' | sed -n 's/^used_memory://p')
 		program_line redis $alloc fill "$app" 0 "$redis_pid"
-		start=$(date +%s)
+		rstart=$(date +%s)
 		r=0
-		while [ $(($(date +%s) - start)) -lt "$rsecs" ] || [ $r -lt 4 ]; do
+		while [ $(($(date +%s) - rstart)) -lt "$rsecs" ] || [ $r -lt 4 ]; do
 			r=$((r + 1))
 			redis_churn "$rbig" "$rsmall" "$r" || status=1
 		done
-		# Idle past the decay time: jemalloc's background thread purges.
+		# Idle past the decay time, where jemalloc's background thread
+		# purges, then MEMORY PURGE: whatever the timing, every dirty
+		# page is given back before the sample.
 		sleep 11
+		redis_purge || status=1
 		app=$(redis_cli info memory | tr -d '\r' | sed -n 's/^used_memory://p')
 		churn=$(program_line redis $alloc churn "$app" 0 "$redis_pid")
 		out=$(redis-benchmark -s "$redis_sock" -t set,get -n 40000 -r 20000 \
@@ -145,7 +149,7 @@ stress_program() {
 		# shellcheck disable=SC2086  # the prefix is words or nothing
 		env ${preload:+LD_PRELOAD=$preload} $pre stress-ng --malloc 1 \
 			--malloc-pthreads 8 --malloc-bytes 4M --malloc-max 32 \
-			--malloc-touch --timeout 20s --metrics-brief \
+			--malloc-touch --seed 1 --timeout 40s --metrics-brief \
 			>/tmp/stress-program.out 2>&1 &
 		spid=$!
 		sleep 8
@@ -154,6 +158,11 @@ stress_program() {
 		sleep 10
 		# shellcheck disable=SC2046  # the pids
 		churn=$(program_line "$name" $alloc churn 0 0 $(pidof stress-ng))
+		# Samples of a run that ended early would not be of its heap.
+		[ "$(pidof stress-ng | wc -w)" -ge 2 ] || {
+			echo "SOMBENCH skip what=program name=$name alloc=$alloc reason=ended_before_sample"
+			status=1
+		}
 		wait $spid || status=1
 		# "stress-ng: info: [PID] malloc OPS REAL USR SYS OPS/S ...":
 		# bogo operations per second of wall-clock time.

@@ -9,8 +9,8 @@
 #                            once it answers, 1 if not within 60 s;
 #                            $redis_args: more options
 #   redis_cli ARGS...        one command
-#   redis_fill BIG SMALL     BIG keys big:1.. of 8 KiB and SMALL keys
-#                            key:0.. of 2 KiB (DEBUG POPULATE), the same
+#   redis_fill BIG SMALL     BIG keys big:1.. of 8 KiB (EVAL) and SMALL
+#                            keys key:0.. of 2 KiB (DEBUG POPULATE), the same
 #                            bytes every time
 #   redis_churn BIG SMALL R  round R of deletes and re-sets across the key
 #                            space: a fifth of the keys deleted, a third or
@@ -19,17 +19,22 @@
 #                            frees and reuses pages of several size classes
 #   redis_purge              MEMORY PURGE: jemalloc gives back every dirty
 #                            page now, as its decay would over time
-#   redis_stop               SHUTDOWN NOSAVE, wait; redis's exit status
+#   redis_stop               SHUTDOWN NOSAVE, wait (SIGKILL after 60 s);
+#                            redis's exit status
+#   redis_digest             DEBUG DIGEST; fails for an empty database or
+#                            an error
 #   som_entries PID          "1G 2M 4K ENTRY_BYTES SOM_BYTES" of somctl ps
-#   large_share PID          percent of PID's mapped som bytes on 2 MiB
-#                            and 1 GiB entries
+#   large_share PID          percent of the bytes PID's som entries map
+#                            that 2 MiB and 1 GiB entries map
 #   anon_bytes PID           RssAnon of PID in bytes
 
 redis_sock=/tmp/redis.sock
 redis_args=${redis_args:-}
 
+# -e: an error reply is a failure (exit 1), not text on standard output.
+# A server that stopped answering fails the call after 120 s.
 redis_cli() {
-	redis-cli -s "$redis_sock" "$@"
+	timeout 120 redis-cli -e -s "$redis_sock" "$@"
 }
 
 redis_start() {
@@ -49,14 +54,14 @@ redis_start() {
 }
 
 redis_fill() {
-	redis_cli eval "for i = 1, tonumber(ARGV[1]) do
+	[ "$(redis_cli eval "for i = 1, tonumber(ARGV[1]) do
 		redis.call('set', 'big:' .. i, string.rep(string.char(97 + i % 26), 8192))
-	end return 1" 0 "$1" >/dev/null &&
-	redis_cli debug populate "$2" key 2048 >/dev/null
+	end return 1" 0 "$1")" = 1 ] &&
+	[ "$(redis_cli debug populate "$2" key 2048)" = OK ]
 }
 
 redis_churn() {
-	redis_cli eval "local big, small, round = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+	[ "$(redis_cli eval "local big, small, round = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 	for i = 1, big do
 		local k = 'big:' .. i
 		if (i * 7 + round) % 5 == 0 then redis.call('del', k)
@@ -71,7 +76,7 @@ redis_churn() {
 			redis.call('set', k, string.rep(string.char(97 + i % 26), 1024 + 1024 * ((i + round) % 3)))
 		end
 	end
-	return 1" 0 "$1" "$2" "$3" >/dev/null
+	return 1" 0 "$1" "$2" "$3")" = 1 ]
 }
 
 redis_purge() {
@@ -80,7 +85,23 @@ redis_purge() {
 
 redis_stop() {
 	redis_cli shutdown nosave >/dev/null 2>&1
+	# A server that ignored the shutdown is killed after 60 s.
+	for _ in $(seq 60); do
+		[ -r "/proc/$redis_pid/status" ] &&
+			! grep -q '^State:.*Z' "/proc/$redis_pid/status" || break
+		sleep 1
+	done
+	kill -9 "$redis_pid" 2>/dev/null
 	wait "$redis_pid"
+}
+
+# The digest of a non-empty database: 40 hex digits, not all zeros.
+redis_digest() {
+	_d=$(redis_cli debug digest | tr -d '\r')
+	case $_d in
+	*[!0-9a-f]* | 0000000000000000000000000000000000000000) return 1 ;;
+	esac
+	[ ${#_d} -eq 40 ] && echo "$_d"
 }
 
 som_entries() {
@@ -96,5 +117,7 @@ large_share() {
 }
 
 anon_bytes() {
-	awk '/^RssAnon/ { print $2 * 1024 }' "/proc/$1/status"
+	# 0 for a process that is gone (or a zombie: no RssAnon line).
+	cat "/proc/$1/status" 2>/dev/null |
+		awk '/^RssAnon/ { s = $2 * 1024 } END { print s + 0 }'
 }
