@@ -116,7 +116,7 @@ app_memcached() {
 # every dirty page at once, the most hole punching its decay could do),
 # at least 90% of its mapped som bytes must still be on 2 MiB or 1 GiB
 # entries, and the data must hash the same (DEBUG DIGEST) as the plain
-# run's. The memory each run holds is printed: som holds every 2 MiB
+# run's. The memory each run uses is printed: som keeps every 2 MiB
 # block that has live data in it, anonymous memory every 4 KiB page.
 app_redis() {
 	big=${SOM_REDIS_BIG:-12000}
@@ -168,7 +168,7 @@ app_redis() {
 		tr -d '\r' | sed 's/^/# redis: /'
 	somctl ps "$pid" | sed 's/^/# somctl: /'
 	echo "# redis: entries 1G 2M 4K, bytes mapped by them, som bytes mapped: after the fill $fill; after the churn and purge $end"
-	echo "# redis: held (som in use + RssAnon) $held_fill after the fill, $held_end after the churn; on anonymous memory (RssAnon) $anon_fill, $anon_end"
+	echo "# redis: used (som blocks allocated + RssAnon) $held_fill after the fill, $held_end after the churn; on anonymous memory (RssAnon) $anon_fill, $anon_end"
 	[ $rc -eq 0 ] && [ "$share_fill" -ge 90 ] && [ "$share_end" -ge 90 ]
 	tap $? "redis under somrun: ${share_fill}% of the bytes its som entries map on 2 MiB or 1 GiB entries after the fill, ${share_end}% after $rounds rounds of churn and a purge"
 	[ -n "$digest" ] && [ "$digest" = "$plain_digest" ]
