@@ -156,9 +156,10 @@ static vm_fault_t som_fault_huge(struct vm_fault *vmf, unsigned int order)
  * Has a fault of another size mapped the piece around @vmf since the core
  * found no entry there and called ->fault? A 2 MiB fault may run under
  * the per-VMA lock alone, beside this one, and may have put a leaf where
- * this one saw an empty PMD. vmf_insert_pfn() would then take the leaf for a table
- * (a VM_BUG_ON in walk_to_pmd()). Stable under the region lock. A 1 GiB
- * leaf cannot appear here: the core put a PMD table under the PUD first.
+ * this one saw an empty PMD. vmf_insert_pfn() would then take the leaf
+ * for a table (a VM_BUG_ON in walk_to_pmd()). Stable under the region
+ * lock. A 1 GiB leaf cannot appear here: the core put a PMD table under
+ * the PUD first.
  */
 static bool som_fault_mapped_huge(struct vm_fault *vmf)
 {
