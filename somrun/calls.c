@@ -71,8 +71,8 @@ static void shim_account(size_t len)
  * A som mapping and its piece; with the table lock held. MAP_FAILED with
  * *err if som cannot make it.
  */
-static void *shim_map_locked(void *addr, size_t len, int prot, int flags,
-			     unsigned int piece_flags, int *err)
+void *shim_map_locked(void *addr, size_t len, int prot, int flags,
+		      unsigned int piece_flags, int *err)
 {
 	struct piece pc;
 	void *p;
@@ -101,7 +101,11 @@ static void *shim_map_locked(void *addr, size_t len, int prot, int flags,
 	return p;
 }
 
-/* A som mapping for mmap() or malloc(), or NULL with *err. */
+/*
+ * A som mapping for mmap() or malloc(), or MAP_FAILED with *err. When the
+ * pool is short, the freed malloc() blocks this process keeps go back to
+ * it first (malloc_cache.c).
+ */
 void *shim_map(void *addr, size_t len, int prot, int flags,
 	       unsigned int piece_flags, int *err)
 {
@@ -110,6 +114,12 @@ void *shim_map(void *addr, size_t len, int prot, int flags,
 	tbl_lock();
 	p = shim_map_locked(addr, len, prot, flags, piece_flags, err);
 	tbl_unlock();
+	if (p == MAP_FAILED && (*err == -ENOSPC || *err == -ENOMEM) &&
+	    mcache_trim()) {
+		tbl_lock();
+		p = shim_map_locked(addr, len, prot, flags, piece_flags, err);
+		tbl_unlock();
+	}
 	if (p != MAP_FAILED && (flags & MAP_POPULATE))
 		som_populate((uintptr_t)p, (uintptr_t)p + len);
 	return p;
@@ -154,6 +164,18 @@ SHIM_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd,
 SHIM_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd,
 			 off_t off) __attribute__((alias("mmap")));
 
+/* munmap() with the table lock held: 0 or -errno. */
+int shim_unmap_locked(void *addr, size_t len)
+{
+	uintptr_t start = (uintptr_t)addr;
+	int err;
+
+	err = som_release(start, start + shim_round_up(len, SHIM_PAGE));
+	if (!err)
+		err = sys_munmap(addr, len) ? -errno : 0;
+	return err;
+}
+
 /* munmap() for the shim and the program; the table lock is not held. */
 int shim_unmap(void *addr, size_t len)
 {
@@ -163,9 +185,7 @@ int shim_unmap(void *addr, size_t len)
 	if (tbl_empty() || start % SHIM_PAGE || !shim_len_ok(len))
 		return sys_munmap(addr, len);
 	tbl_lock();
-	err = som_release(start, start + shim_round_up(len, SHIM_PAGE));
-	if (!err)
-		err = sys_munmap(addr, len) ? -errno : 0;
+	err = shim_unmap_locked(addr, len);
 	tbl_unlock();
 	if (err) {
 		errno = -err;

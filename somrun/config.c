@@ -20,6 +20,7 @@
 struct shim_config shim_cfg = {
 	.threshold = SHIM_BLOCK,
 	.malloc_mode = -1,
+	.malloc_cache = 32UL << 20,
 };
 
 struct shim_stats shim_stats;
@@ -93,6 +94,15 @@ static void shim_read_config(void)
 		shim_cfg.malloc_mode = 0;
 	else if (v && (!strcmp(v, "1") || !strcmp(v, "on")))
 		shim_cfg.malloc_mode = 1;
+	v = getenv("SOMRUN_MALLOC_CACHE");
+	if (v) {
+		unsigned long long c;
+
+		if (!som_parse_size(v, &c) && c <= SIZE_MAX >> 1)
+			shim_cfg.malloc_cache = c;
+		else
+			shim_warn("SOMRUN_MALLOC_CACHE=%s: not a size; using 32M", v);
+	}
 	v = getenv("SOMRUN_POLICY");
 	if (v && *v)
 		parse_policy(v);

@@ -14,7 +14,8 @@
  *
  * SOMRUN_FORK=zero gives the child zero-filled memory instead, for
  * programs that fork only to exec. MADV_DONTFORK pieces are left out, and
- * MADV_WIPEONFORK ones are zero-filled, as for anonymous memory. The copy
+ * MADV_WIPEONFORK ones are zero-filled, as for anonymous memory, and so
+ * are malloc() blocks that malloc_cache.c keeps freed. The copy
  * is taken while the forking thread waits; other threads that write
  * during it may or may not have their writes in the child's copy, page by
  * page (with anonymous memory the kernel takes the snapshot at once).
@@ -34,7 +35,7 @@ static bool fork_copies(const struct piece *p)
 {
 	return shim_cfg.fork_mode == SHIM_FORK_COPY &&
 	       !(p->flags & (PIECE_DONTFORK | PIECE_WIPEONFORK |
-			     PIECE_ORDINARY));
+			     PIECE_ORDINARY | PIECE_CACHED));
 }
 
 static void fork_prepare(void)

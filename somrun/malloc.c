@@ -3,14 +3,22 @@
  * Large malloc()s on som.
  *
  * glibc's malloc maps its memory through internal calls that no preload
- * can see, and tcmalloc grows its heap with sbrk() and its own mmap(), so
+ * can see, and tcmalloc, left to itself, grows its heap with sbrk(), so
  * the shim answers allocations of at least the threshold itself: each is
- * a som mapping, 2 MiB aligned, rounded up to whole 2 MiB blocks.
- * Everything else goes to the allocator after the shim in symbol order.
+ * a som mapping of whole 2 MiB blocks, 2 MiB aligned (1 GiB from 1 GiB
+ * up), and what is left of the request past the last whole block, its
+ * tail, is ordinary memory mapped right after it, as transparent huge
+ * pages would leave it: a new 3 MiB block is one som block and 1 MiB of
+ * 4 KiB pages, not two som blocks. A tail within 256 KiB of a whole
+ * block, or one whose block would complete a GiB, is a som block instead.
+ * Freed blocks are kept for reuse (malloc_cache.c), and one taken from
+ * there may have a longer tail. Everything else goes to the allocator
+ * after the shim in symbol order.
  * jemalloc maps its extents with the public mmap(), which the shim
- * answers, so under jemalloc these wrappers only pass calls on (and
- * jemalloc's own API, mallocx() and sdallocx(), sees only its own
- * blocks), unless SOMRUN_MALLOC=on asks for both.
+ * answers, and so does tcmalloc when told not to use sbrk(): under them
+ * these wrappers only pass calls on (and jemalloc's own API, mallocx()
+ * and sdallocx(), sees only its own blocks), unless SOMRUN_MALLOC=on asks
+ * for both.
  *
  * free() must tell the shim's blocks from the allocator's cheaply: the
  * shim's are 2 MiB aligned, which no glibc chunk is, and only those are
@@ -20,6 +28,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -35,6 +44,7 @@ static void *(*next_aligned_alloc)(size_t, size_t);
 static void *(*next_valloc)(size_t);
 static void *(*next_pvalloc)(size_t);
 static size_t (*next_malloc_usable_size)(void *);
+static int (*next_malloc_trim)(size_t);
 
 static bool front_on;
 static unsigned long front_nr;	/* live allocations of the shim's */
@@ -68,18 +78,27 @@ static bool in_bootstrap(const void *p)
 /*
  * Does the next allocator map its memory through the public mmap(), so
  * that the shim sees its large mappings anyway? jemalloc does; glibc's
- * malloc uses internal calls and tcmalloc uses sbrk() and its own mmap().
- * Asked by where malloc() is defined: comparing with __libc_malloc would
- * not do, since tcmalloc defines that name too.
+ * malloc uses internal calls; tcmalloc (gperftools) grows its heap with
+ * sbrk() unless TCMALLOC_SKIP_SBRK is true, which somrun(1) sets, and
+ * then with mmap(). Such an allocator keeps and reuses its free spans
+ * itself, at no system call, which the shim's own blocks could not match
+ * (a tenth of tcmalloc's speed on stress-ng's malloc stressor). Asked by
+ * where malloc() is defined: comparing with __libc_malloc would not do,
+ * since tcmalloc defines that name too.
  */
 static bool next_maps_publicly(void)
 {
+	const char *skip = getenv("TCMALLOC_SKIP_SBRK");
 	Dl_info info;
 
 	if (!next_malloc || !dladdr((void *)next_malloc, &info) ||
 	    !info.dli_fname)
 		return false;
-	return strstr(info.dli_fname, "jemalloc");
+	if (strstr(info.dli_fname, "jemalloc"))
+		return true;
+	/* gperftools reads the flag as true from t, T, y, Y or 1. */
+	return strstr(info.dli_fname, "tcmalloc") && skip &&
+	       strchr("tTyY1", skip[0]) && skip[0];
 }
 
 static void front_resolve(void)
@@ -95,6 +114,7 @@ static void front_resolve(void)
 	next_valloc = dlsym(RTLD_NEXT, "valloc");
 	next_pvalloc = dlsym(RTLD_NEXT, "pvalloc");
 	next_malloc_usable_size = dlsym(RTLD_NEXT, "malloc_usable_size");
+	next_malloc_trim = dlsym(RTLD_NEXT, "malloc_trim");
 	shim_init();
 	front_on = shim_cfg.malloc_mode == 1 ||
 		   (shim_cfg.malloc_mode < 0 && !next_maps_publicly());
@@ -114,29 +134,127 @@ static bool front_ready(void)
 	return true;
 }
 
-/* A som block of at least @size bytes aligned to @align, or NULL. */
-static void *front_alloc(size_t size, size_t align, bool *failed)
+/*
+ * The layout of a block for @size bytes: @head bytes of whole som blocks,
+ * then @tail bytes of ordinary memory (see the top of the file).
+ */
+static void front_layout(size_t size, size_t *head, size_t *tail)
 {
-	size_t len;
+	size_t end = shim_round_up(size, SHIM_PAGE);
+
+	*head = end & ~(SHIM_BLOCK - 1);
+	*tail = end - *head;
+	if (!*head || (*tail && (SHIM_BLOCK - *tail <= SHIM_BLOCK / 8 ||
+				 (*head + SHIM_BLOCK) % SHIM_GIB == 0))) {
+		*head = shim_round_up(end, SHIM_BLOCK);
+		*tail = 0;
+	}
+}
+
+/* Note the tail of the block at @p; with the table lock held. */
+static void front_set_tail(uintptr_t p, size_t tail)
+{
+	size_t i = tbl_first_after(p);
+
+	if (i < tbl_count() && tbl_at(i)->start == p)
+		tbl_at(i)->tail = tail;
+}
+
+/*
+ * A new block of @head som bytes and @tail ordinary ones, aligned to
+ * @align, or MAP_FAILED with *err (0 if som was not the cause). With a
+ * tail, the whole range is reserved first, so that nothing else is mapped
+ * between the two.
+ */
+static void *front_map(size_t head, size_t tail, size_t align, int *err)
+{
+	const int prot = PROT_READ | PROT_WRITE;
+	const int anon = MAP_PRIVATE | MAP_ANONYMOUS;
+	uintptr_t r, a;
+	size_t span;
+	void *p;
+
+	if (!tail)
+		return shim_map(NULL, head, prot, anon, PIECE_MALLOC, err);
+	if (align < (head >= SHIM_GIB ? SHIM_GIB : SHIM_BLOCK))
+		align = head >= SHIM_GIB ? SHIM_GIB : SHIM_BLOCK;
+	*err = 0;
+	span = head + tail + align;
+	p = sys_mmap(NULL, span, PROT_NONE, anon | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return p;
+	r = (uintptr_t)p;
+	a = shim_round_up(r, align);
+	if (a > r)
+		sys_munmap(p, a - r);
+	sys_munmap((void *)(a + head + tail), r + span - (a + head + tail));
+	if (sys_mmap((void *)(a + head), tail, prot, anon | MAP_FIXED, -1,
+		     0) == MAP_FAILED) {
+		sys_munmap((void *)a, head + tail);
+		return MAP_FAILED;
+	}
+	/*
+	 * The pool's usual refusal, ENOSPC, comes from ftruncate() before
+	 * any mmap(). A failure of the som file's mmap() itself can leave a
+	 * hole where the reservation was (6.12 does not put it back once
+	 * the range's page tables were cleared), which another thread could
+	 * map into before the munmap() below: som's ->mmap fails only when
+	 * the kernel cannot allocate.
+	 */
+	tbl_lock();
+	p = shim_map_locked((void *)a, head, prot, anon | MAP_FIXED,
+			    PIECE_MALLOC, err);
+	if (p != MAP_FAILED)
+		front_set_tail(a, tail);
+	tbl_unlock();
+	if (p == MAP_FAILED)
+		sys_munmap((void *)a, head + tail);
+	return p;
+}
+
+/*
+ * A block of at least @size bytes aligned to @align, or NULL; zeroed if
+ * @zero. *@failed if the caller must fail rather than ask the allocator.
+ */
+static void *front_alloc(size_t size, size_t align, bool zero, bool *failed)
+{
+	size_t head, tail;
 	void *p;
 	int err;
 
 	*failed = false;
+	/* memalign() takes any alignment: the next power of 2, as glibc's. */
+	if (align & (align - 1)) {
+		size_t a = align;
+
+		while (a & (a - 1))
+			a &= a - 1;
+		align = a << 1;
+	}
 	if (!align)
 		align = 1;
 	if (!front_on || size < shim_cfg.threshold || align > SHIM_GIB ||
 	    size > SIZE_MAX - SHIM_GIB)
 		return NULL;
-	len = shim_round_up(size, SHIM_BLOCK);
-	p = shim_map(NULL, len, PROT_READ | PROT_WRITE,
-		     MAP_PRIVATE | MAP_ANONYMOUS, PIECE_MALLOC, &err);
+	front_layout(size, &head, &tail);
+	p = mcache_take(head, tail, align);
+	if (p) {
+		if (zero)
+			memset(p, 0, size);
+		return p;
+	}
+	p = front_map(head, tail, align, &err);
+	/* The pool is short: the blocks this process keeps go back first. */
+	if (p == MAP_FAILED && (err == -ENOSPC || err == -ENOMEM) &&
+	    mcache_trim())
+		p = front_map(head, tail, align, &err);
 	if (p == MAP_FAILED) {
 		/* As for mmap(): ordinary memory, or none if asked so. */
-		*failed = !som_fallback_allowed(len, err);
+		*failed = err && !som_fallback_allowed(head + tail, err);
 		return NULL;
 	}
 	if ((uintptr_t)p % SHIM_BLOCK || (uintptr_t)p % align) {
-		shim_unmap(p, len);
+		shim_unmap(p, head + tail);
 		return NULL;
 	}
 	shim_count(&shim_stats.malloc_maps, 1);
@@ -144,42 +262,107 @@ static void *front_alloc(size_t size, size_t align, bool *failed)
 	return p;
 }
 
-/*
- * The length of the shim's allocation at @p, or 0 if @p is not one. Its
- * pieces are the run of pieces of one file starting at @p.
- */
-static size_t front_len(const void *p)
-{
-	uintptr_t a = (uintptr_t)p, end;
-	size_t i;
+/* What the table says of the block at @p: front_find(). */
+enum front_kind { FRONT_NONE, FRONT_LIVE, FRONT_KEPT };
 
-	if (!__atomic_load_n(&front_nr, __ATOMIC_RELAXED) || !p ||
-	    a % SHIM_BLOCK)
-		return 0;
-	tbl_lock();
-	i = tbl_first_after(a);
+/*
+ * Is @p the shim's block, live or kept freed (malloc_cache.c)? With the
+ * table lock held. For a live one, *@len is its length and *@head its som
+ * part: the run of pieces of one file starting at @p, which its tail
+ * follows.
+ */
+static enum front_kind front_find(uintptr_t a, size_t *head, size_t *len)
+{
+	size_t i = tbl_first_after(a);
+	uintptr_t end;
+
 	if (i == tbl_count() || tbl_at(i)->start != a ||
-	    !(tbl_at(i)->flags & PIECE_MALLOC) || tbl_at(i)->off) {
-		tbl_unlock();
-		return 0;
-	}
+	    !(tbl_at(i)->flags & PIECE_MALLOC) || tbl_at(i)->off)
+		return FRONT_NONE;
+	if (tbl_at(i)->flags & PIECE_CACHED)
+		return FRONT_KEPT;
+	*len = tbl_at(i)->tail;
 	end = tbl_at(i)->end;
 	for (i++; i < tbl_count() && tbl_at(i)->start == end &&
 		  tbl_at(i)->file == tbl_at(i - 1)->file; i++)
 		end = tbl_at(i)->end;
-	tbl_unlock();
-	return end - a;
+	*head = end - a;
+	*len += end - a;
+	return FRONT_LIVE;
 }
 
+/* Could @p be the shim's? Those are 2 MiB aligned: no glibc chunk is. */
+static bool front_maybe(const void *p)
+{
+	return __atomic_load_n(&front_nr, __ATOMIC_RELAXED) && p &&
+	       !((uintptr_t)p % SHIM_BLOCK);
+}
+
+/* The length of the shim's live block at @p, or 0 if @p is not one. */
+static size_t front_len(const void *p, size_t *head)
+{
+	size_t len = 0;
+
+	if (!front_maybe(p))
+		return 0;
+	tbl_lock();
+	if (front_find((uintptr_t)p, head, &len) != FRONT_LIVE)
+		len = 0;
+	tbl_unlock();
+	return len;
+}
+
+/* A block out of use for good; with the table lock held. */
+void front_release_locked(void *p, size_t len)
+{
+	shim_unmap_locked(p, len);
+	__atomic_sub_fetch(&front_nr, 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * free() of the shim's block: kept or unmapped, in one hold of the lock
+ * so that two free()s of one block cannot both keep it. false if @p is
+ * not the shim's.
+ */
 static bool front_free(void *p)
 {
-	size_t len = front_len(p);
+	enum front_kind kind;
+	size_t head, len;
 
-	if (!len)
+	if (!front_maybe(p))
 		return false;
-	shim_unmap(p, len);
-	__atomic_sub_fetch(&front_nr, 1, __ATOMIC_RELAXED);
-	return true;
+	tbl_lock();
+	kind = front_find((uintptr_t)p, &head, &len);
+	if (kind == FRONT_LIVE && !mcache_put_locked(p, head, len - head))
+		front_release_locked(p, len);
+	tbl_unlock();
+	if (kind == FRONT_KEPT) {
+		shim_warn("free(%p): double free", p);
+		abort();
+	}
+	return kind == FRONT_LIVE;
+}
+
+/*
+ * realloc() to @size, at most the block's @len, in place: a new end in
+ * the som part gives back the whole som blocks past it and the tail, one
+ * in the tail gives back the tail's pages past it.
+ */
+static void front_shrink(void *p, size_t head, size_t len, size_t size)
+{
+	uintptr_t a = (uintptr_t)p;
+	size_t keep;
+
+	if (size <= head)
+		keep = shim_round_up(size, SHIM_BLOCK);
+	else
+		keep = shim_round_up(size, SHIM_PAGE);
+	if (keep >= len)
+		return;
+	tbl_lock();
+	if (!shim_unmap_locked((void *)(a + keep), len - keep))
+		front_set_tail(a, keep > head ? keep - head : 0);
+	tbl_unlock();
 }
 
 SHIM_EXPORT void *malloc(size_t size)
@@ -189,7 +372,7 @@ SHIM_EXPORT void *malloc(size_t size)
 
 	if (!front_ready())
 		return bootstrap_alloc(size);
-	p = front_alloc(size, 1, &failed);
+	p = front_alloc(size, 1, false, &failed);
 	if (p || failed)
 		return p;
 	return next_malloc(size);
@@ -217,8 +400,7 @@ SHIM_EXPORT void *calloc(size_t n, size_t size)
 		/* The bootstrap is static storage: zeroed. */
 		return bootstrap_alloc(n * size);
 	}
-	/* som memory is zeroed before it is handed out. */
-	p = front_alloc(n * size, 1, &failed);
+	p = front_alloc(n * size, 1, true, &failed);
 	if (p || failed)
 		return p;
 	return next_calloc(n, size);
@@ -226,7 +408,7 @@ SHIM_EXPORT void *calloc(size_t n, size_t size)
 
 SHIM_EXPORT void *realloc(void *old, size_t size)
 {
-	size_t old_len;
+	size_t old_len, head;
 	bool failed;
 	void *p;
 
@@ -240,7 +422,7 @@ SHIM_EXPORT void *realloc(void *old, size_t size)
 			memcpy(p, old, size < 64 ? size : 64);
 		return p;
 	}
-	old_len = front_len(old);
+	old_len = front_len(old, &head);
 	if (!old_len) {
 		size_t have;
 
@@ -250,7 +432,7 @@ SHIM_EXPORT void *realloc(void *old, size_t size)
 		have = next_malloc_usable_size ? next_malloc_usable_size(old) : 0;
 		if (!have)
 			return next_realloc(old, size);
-		p = front_alloc(size, 1, &failed);
+		p = front_alloc(size, 1, false, &failed);
 		if (!p)
 			return failed ? NULL : next_realloc(old, size);
 		memcpy(p, old, have < size ? have : size);
@@ -262,15 +444,11 @@ SHIM_EXPORT void *realloc(void *old, size_t size)
 		return NULL;
 	}
 	if (size <= old_len && size >= shim_cfg.threshold) {
-		size_t len = shim_round_up(size, SHIM_BLOCK);
-
-		/* Shrinking in place: the tail goes back to the pool. */
-		if (len < old_len)
-			shim_unmap((char *)old + len, old_len - len);
+		front_shrink(old, head, old_len, size);
 		return old;
 	}
 	/* Growing, or shrinking below the threshold: copy. */
-	p = front_alloc(size, 1, &failed);
+	p = front_alloc(size, 1, false, &failed);
 	if (!p && !failed)
 		p = next_malloc(size);
 	if (!p)
@@ -296,7 +474,7 @@ static void *aligned(size_t align, size_t size, void *(*next)(size_t, size_t))
 
 	if (!front_ready())
 		return NULL;
-	p = front_alloc(size, align, &failed);
+	p = front_alloc(size, align, false, &failed);
 	if (p || failed || !next)
 		return p;
 	return next(align, size);
@@ -321,7 +499,7 @@ SHIM_EXPORT int posix_memalign(void **out, size_t align, size_t size)
 		return ENOMEM;
 	if (align < sizeof(void *) || (align & (align - 1)))
 		return EINVAL;
-	p = front_alloc(size, align, &failed);
+	p = front_alloc(size, align, false, &failed);
 	if (p) {
 		*out = p;
 		return 0;
@@ -339,7 +517,7 @@ static void *page_aligned(size_t size, void *(*next)(size_t))
 
 	if (!front_ready())
 		return NULL;
-	p = front_alloc(size, SHIM_PAGE, &failed);
+	p = front_alloc(size, SHIM_PAGE, false, &failed);
 	if (p || failed || !next)
 		return p;
 	return next(size);
@@ -357,12 +535,25 @@ SHIM_EXPORT void *pvalloc(size_t size)
 
 SHIM_EXPORT size_t malloc_usable_size(void *p)
 {
-	size_t len;
+	size_t len, head;
 
 	if (!p || in_bootstrap(p) || !front_ready())
 		return 0;
-	len = front_len(p);
+	len = front_len(p, &head);
 	if (len)
 		return len;
 	return next_malloc_usable_size ? next_malloc_usable_size(p) : 0;
+}
+
+/* Freed blocks back to the pool, then the allocator's trim. */
+SHIM_EXPORT int malloc_trim(size_t pad)
+{
+	int trimmed;
+
+	if (!front_ready())
+		return 0;
+	trimmed = mcache_trim() > 0;
+	if (next_malloc_trim && next_malloc_trim(pad))
+		trimmed = 1;
+	return trimmed;
 }

@@ -41,6 +41,7 @@ struct shim_config {
 	bool fail_when_empty;	/* SOMRUN_ON_EMPTY=fail */
 	enum shim_fork_mode fork_mode;	/* SOMRUN_FORK */
 	int malloc_mode;	/* SOMRUN_MALLOC: -1 auto, 0 off, 1 on */
+	size_t malloc_cache;	/* SOMRUN_MALLOC_CACHE: bytes kept freed */
 	const char *summary;	/* SOMRUN_SUMMARY: NULL, "1" or a file */
 	bool has_policy;	/* SOMRUN_POLICY */
 	unsigned int policy_mode;
@@ -56,7 +57,8 @@ void shim_warn_once(bool *done, const char *fmt, ...)
 
 /* What the summary counts; updated with __atomic builtins. */
 struct shim_stats {
-	unsigned long maps, malloc_maps, fallbacks, fallback_bytes;
+	unsigned long maps, malloc_maps, malloc_reused;
+	unsigned long fallbacks, fallback_bytes;
 	unsigned long bytes, peak_bytes, punched_bytes;
 	unsigned long forks, fork_copied_bytes, moved_bytes;
 };
@@ -87,6 +89,8 @@ int sys_ftruncate(int fd, off_t len);
 #define PIECE_WIPEONFORK	(1U << 2)	/* MADV_WIPEONFORK */
 #define PIECE_ORDINARY		(1U << 3)	/* a malloc() block a fork made
 						 * ordinary memory in the child */
+#define PIECE_CACHED		(1U << 4)	/* a freed malloc() block kept
+						 * by malloc_cache.c */
 
 struct piece {
 	uintptr_t start, end;
@@ -94,6 +98,9 @@ struct piece {
 	uintptr_t off;		/* offset in the file that @start maps */
 	int prot;
 	unsigned int flags;
+	size_t tail;		/* malloc.c, first piece of a block: ordinary
+				 * memory mapped right after its last piece,
+				 * part of the allocation */
 	void *copy;		/* fork.c: the child's copy while forking */
 };
 
@@ -128,9 +135,18 @@ void *som_fallback(void *addr, size_t len, int prot, int flags, int fd,
 /* calls.c */
 void *shim_map(void *addr, size_t len, int prot, int flags,
 	       unsigned int piece_flags, int *err);
+void *shim_map_locked(void *addr, size_t len, int prot, int flags,
+		      unsigned int piece_flags, int *err);
 int shim_unmap(void *addr, size_t len);
+int shim_unmap_locked(void *addr, size_t len);
 void *shim_mremap(void *old, size_t old_len, size_t new_len, int flags,
 		  void *new_addr);
+
+/* malloc.c and malloc_cache.c */
+void front_release_locked(void *p, size_t len);
+bool mcache_put_locked(void *p, size_t head, size_t tail);
+void *mcache_take(size_t head, size_t tail, size_t align);
+unsigned int mcache_trim(void);
 
 /* fork.c */
 void shim_fork_init(void);

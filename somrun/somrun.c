@@ -14,6 +14,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -39,7 +40,9 @@ static void usage(FILE *f)
 		"                         instead of using ordinary memory\n"
 		"      --fork=copy|zero   what a forked child gets of som memory\n"
 		"      --malloc=auto|on|off  answer large malloc()s (auto: unless\n"
-		"                         the allocator is jemalloc)\n"
+		"                         the allocator is jemalloc or tcmalloc)\n"
+		"      --malloc-cache=SIZE  freed malloc() blocks kept for reuse\n"
+		"                         (default 32M; 0: none)\n"
 		"  -p, --policy=POLICY    local, preferred:N, bind:NODES,\n"
 		"                         interleave:NODES (e.g. interleave:0-1)\n"
 		"  -s, --summary[=FILE]   one line per process at exit (stderr,\n"
@@ -127,6 +130,7 @@ int main(int argc, char **argv)
 		{ "fail", no_argument, NULL, 'f' },
 		{ "fork", required_argument, NULL, 'F' },
 		{ "malloc", required_argument, NULL, 'm' },
+		{ "malloc-cache", required_argument, NULL, 'c' },
 		{ "policy", required_argument, NULL, 'p' },
 		{ "summary", optional_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
@@ -170,6 +174,15 @@ int main(int argc, char **argv)
 			else
 				usage_error("--malloc=%s: auto, on or off", optarg);
 			break;
+		case 'c': {
+			unsigned long long c;
+
+			if (som_parse_size(optarg, &c) || c > SIZE_MAX >> 1)
+				usage_error("--malloc-cache=%s: not a size (e.g. 0, 64M)",
+					    optarg);
+			set("SOMRUN_MALLOC_CACHE", optarg);
+			break;
+		}
 		case 'p':
 			if (som_parse_policy(optarg, &mode, nodes))
 				usage_error("--policy=%s: local, preferred:N, bind:NODES or interleave:NODES (nodes 0 to 1023, e.g. 0-1,3)",
@@ -218,6 +231,13 @@ int main(int argc, char **argv)
 		preload = (char *)shim;
 	}
 	set("LD_PRELOAD", preload);
+	/*
+	 * tcmalloc (gperftools), if the program uses it: its heap through
+	 * mmap(), which the library answers, rather than sbrk(), which it
+	 * cannot. Others ignore the variable; a value of the user's stays.
+	 */
+	if (setenv("TCMALLOC_SKIP_SBRK", "1", 0))
+		die("setenv: %s", strerror(errno));
 	execvp(argv[optind], argv + optind);
 	/* As a shell says it: 126 found but not runnable, 127 not found. */
 	fprintf(stderr, "somrun: %s: %s\n", argv[optind], strerror(errno));

@@ -6,8 +6,8 @@
  *
  *   somrun: summary pid=.. comm=.. pieces=.. som_bytes=.. peak_bytes=..
  *   entries_1g=.. entries_2m=.. entries_4k=.. mapped_bytes=.. maps=..
- *   malloc_maps=.. fallbacks=.. fallback_bytes=.. punched_bytes=..
- *   forks=.. fork_copied_bytes=.. moved_bytes=..
+ *   malloc_maps=.. malloc_reused=.. fallbacks=.. fallback_bytes=..
+ *   punched_bytes=.. forks=.. fork_copied_bytes=.. moved_bytes=..
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -65,7 +65,7 @@ static void count_entries(int dev, const struct piece *p, struct entries *e)
 void shim_summary(void)
 {
 	struct entries e = { 0, 0, 0 };
-	char comm[32] = "?", line[640];
+	char comm[32] = "?", line[768];
 	int dev, fd, n;
 	size_t i, pieces = 0;
 
@@ -90,11 +90,12 @@ void shim_summary(void)
 		sys_close(dev);
 
 	n = snprintf(line, sizeof(line),
-		     "somrun: summary pid=%d comm=%s pieces=%zu som_bytes=%lu peak_bytes=%lu entries_1g=%lu entries_2m=%lu entries_4k=%lu mapped_bytes=%lu maps=%lu malloc_maps=%lu fallbacks=%lu fallback_bytes=%lu punched_bytes=%lu forks=%lu fork_copied_bytes=%lu moved_bytes=%lu\n",
+		     "somrun: summary pid=%d comm=%s pieces=%zu som_bytes=%lu peak_bytes=%lu entries_1g=%lu entries_2m=%lu entries_4k=%lu mapped_bytes=%lu maps=%lu malloc_maps=%lu malloc_reused=%lu fallbacks=%lu fallback_bytes=%lu punched_bytes=%lu forks=%lu fork_copied_bytes=%lu moved_bytes=%lu\n",
 		     getpid(), comm, pieces, shim_stats.bytes,
 		     shim_stats.peak_bytes, e.n1g, e.n2m, e.n4k,
 		     e.n1g * SHIM_GIB + e.n2m * SHIM_BLOCK + e.n4k * SHIM_PAGE,
 		     shim_stats.maps, shim_stats.malloc_maps,
+		     shim_stats.malloc_reused,
 		     shim_stats.fallbacks, shim_stats.fallback_bytes,
 		     shim_stats.punched_bytes, shim_stats.forks,
 		     shim_stats.fork_copied_bytes, shim_stats.moved_bytes);

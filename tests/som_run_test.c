@@ -135,6 +135,8 @@ FIXTURE_TEARDOWN(somrun)
 {
 	if (self->dev < 0)
 		return;
+	/* Freed malloc() blocks the shim keeps, back to the pool. */
+	malloc_trim(0);
 	EXPECT_EQ(self->free_start, som_stat("free_bytes"));
 	EXPECT_EQ(0, som_stat("reserved_bytes"));
 	close(self->dev);
@@ -396,11 +398,13 @@ TEST_F(somrun, large_malloc_is_som)
 	EXPECT_EQ(-1, som_check(q, 0, 8 * MiB, 8, 3));
 	p = realloc(q, 3 * MiB);	/* shrinks in place */
 	EXPECT_EQ(q, p);
+	EXPECT_EQ(1, malloc_trim(0));	/* the 8 MiB block realloc() freed */
 	EXPECT_EQ((long long)(4 * MiB), pool_used());
 	q = realloc(p, 4000);		/* back to the allocator */
 	ASSERT_NE(NULL, q);
 	EXPECT_FALSE(on_som(q, NULL));
 	EXPECT_EQ(-1, som_check(q, 0, 4000, 8, 3));
+	malloc_trim(0);
 	EXPECT_EQ(0, pool_used());
 	free(q);
 
@@ -416,8 +420,66 @@ TEST_F(somrun, large_malloc_is_som)
 	p = aligned_alloc(4096, 2 * MiB);
 	EXPECT_TRUE(on_som(p, NULL));
 	free(p);
+	malloc_trim(0);
 	EXPECT_EQ(0, pool_used());
 	free(small);
+}
+
+/*
+ * A block's whole 2 MiB blocks are som memory and the rest of it is
+ * ordinary memory right after them: a touched 3 MiB block holds one som
+ * block, not two. A freed block is kept and taken again by the next
+ * malloc() that fits, calloc() zeroes what it takes, a child of fork()
+ * gets zeros in its som part (nothing copied) and can use it, and
+ * malloc_trim() gives it back to the pool.
+ */
+TEST_F(somrun, tails_are_ordinary_and_freed_blocks_are_reused)
+{
+	char *p = malloc(3 * MiB), *q;
+	int status;
+	pid_t pid;
+
+	ASSERT_NE(NULL, p);
+	EXPECT_EQ(0, (uintptr_t)p % (2 * MiB));
+	EXPECT_TRUE(on_som(p + 2 * MiB - 1, NULL));
+	EXPECT_FALSE(on_som(p + 2 * MiB, NULL));
+	EXPECT_EQ(3 * MiB, malloc_usable_size(p));
+	som_fill(p, 0, 3 * MiB, 4096, 21);
+	EXPECT_EQ(-1, som_check(p, 0, 3 * MiB, 4096, 21));
+	EXPECT_EQ((long long)(2 * MiB), pool_used());
+	free(p);
+	EXPECT_EQ((long long)(2 * MiB), pool_used());	/* kept */
+
+	q = malloc(3 * MiB - 8192);	/* fits: the same block */
+	EXPECT_EQ(p, q);
+	EXPECT_EQ((long long)(2 * MiB), pool_used());
+	free(q);
+	q = calloc(1, 3 * MiB - 4096);
+	EXPECT_EQ(p, q);
+	EXPECT_EQ(-1, som_check_zero(q, 3 * MiB - 4096, 512));
+	memset(q, 0x5a, 3 * MiB - 4096);
+	free(q);
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		char *c = malloc(3 * MiB);
+		/* The tail is ordinary memory: the kernel copied it. */
+		int bad = c != p || som_check_zero(c, 2 * MiB, 4096) != -1;
+
+		memset(c, 1, 3 * MiB);
+		free(c);
+		_exit(bad);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, status);
+
+	q = malloc(5 * MiB);		/* two som blocks: not this one */
+	ASSERT_NE(NULL, q);
+	EXPECT_NE(p, q);
+	free(q);
+	EXPECT_EQ(1, malloc_trim(0));
+	EXPECT_EQ(0, pool_used());
 }
 
 TEST_F(somrun, malloc_blocks_survive_fork_as_ordinary_memory)
@@ -479,6 +541,7 @@ TEST_F_TIMEOUT(somrun, threads_map_and_free_concurrently, SLOW_TIMEOUT)
 		ASSERT_EQ(0, pthread_join(th[i], &ret));
 		EXPECT_EQ(NULL, ret);
 	}
+	malloc_trim(0);
 	EXPECT_EQ(0, pool_used());
 }
 
@@ -509,6 +572,20 @@ static int helper(int argc, char **argv)
 
 		for (e = environ; *e; e++)
 			memset(*e, 'x', strlen(*e));
+		return 0;
+	}
+	if (!strcmp(what, "reuse")) {
+		/* Twenty blocks of 3 MiB, one at a time. */
+		int i;
+
+		for (i = 0; i < 20; i++) {
+			char *p = malloc(3 * MiB);
+
+			if (!p)
+				return 3;
+			touch_pages(p, 3 * MiB);
+			free(p);
+		}
 		return 0;
 	}
 	if (!strcmp(what, "forkzero")) {
@@ -643,6 +720,18 @@ TEST_F_TIMEOUT(somrun_cmd, empty_pool_falls_back_or_fails, SLOW_TIMEOUT)
 	EXPECT_EQ(0, munmap(r, hold));
 }
 
+/* The summary counts maps and reuses; --malloc-cache=0 keeps nothing. */
+TEST_F_TIMEOUT(somrun_cmd, malloc_cache_reuses_freed_blocks, SLOW_TIMEOUT)
+{
+	EXPECT_EQ(0, run(cmd("%s -s -- %s helper reuse 2>&1", somrun_path(),
+			     self_exe), self->out, sizeof(self->out)));
+	EXPECT_NE(NULL, strstr(self->out, " malloc_maps=1 malloc_reused=19 "));
+	EXPECT_EQ(0, run(cmd("%s -s --malloc-cache=0 -- %s helper reuse 2>&1",
+			     somrun_path(), self_exe), self->out,
+			 sizeof(self->out)));
+	EXPECT_NE(NULL, strstr(self->out, " malloc_maps=20 malloc_reused=0 "));
+}
+
 TEST_F_TIMEOUT(somrun_cmd, fork_zero_gives_zeros, SLOW_TIMEOUT)
 {
 	EXPECT_EQ(0, run(cmd("%s --fork=zero -- %s helper forkzero 2>&1",
@@ -696,7 +785,8 @@ TEST_F_TIMEOUT(somrun_cmd, bad_usage_and_missing_program, SLOW_TIMEOUT)
 		"-p bogus --", "--policy=preferred:0-1 --",
 		"--policy=interleave: --", "--policy=bind:1024 --",
 		"--policy=local:0 --", "--fork=maybe --", "--malloc=sometimes --",
-		"--summary= --", "--no-such-option --", "-x --", "-t",
+		"--summary= --", "--no-such-option --", "-x --",
+		"--malloc-cache=lots --", "-t",
 	};
 	const char *mark = "/tmp/som_run_test.ran";
 	unsigned int i;
@@ -716,7 +806,7 @@ TEST_F_TIMEOUT(somrun_cmd, bad_usage_and_missing_program, SLOW_TIMEOUT)
 	EXPECT_NE(NULL, strstr(self->out, "--policy=bogus: "));
 
 	/* Good values of the same options run the program. */
-	EXPECT_EQ(0, run(cmd("%s -t 0x200000 -p interleave:0 --fork=zero --malloc=off -s/dev/null -- touch %s 2>&1",
+	EXPECT_EQ(0, run(cmd("%s -t 0x200000 -p interleave:0 --fork=zero --malloc=off --malloc-cache=0 -s/dev/null -- touch %s 2>&1",
 			     somrun_path(), mark), self->out,
 			 sizeof(self->out)));
 	EXPECT_EQ(0, access(mark, F_OK));
@@ -775,6 +865,16 @@ TEST_F_TIMEOUT(allocator, big_blocks_land_on_som, SLOW_TIMEOUT)
 			     variant->preload, somrun_path(), self_exe),
 			 self->out, sizeof(self->out)));
 	EXPECT_NE(NULL, strstr(self->out, "som=1 bad=0"));
+	/*
+	 * jemalloc, and tcmalloc with the TCMALLOC_SKIP_SBRK=1 somrun sets,
+	 * map their heaps with mmap(), which the shim answers: it serves no
+	 * malloc() itself. Under glibc it serves the large ones.
+	 */
+	if (*variant->preload) {
+		EXPECT_NE(NULL, strstr(self->out, " malloc_maps=0 "));
+	} else {
+		EXPECT_EQ(NULL, strstr(self->out, " malloc_maps=0 "));
+	}
 }
 
 int main(int argc, char **argv)
