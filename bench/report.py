@@ -662,12 +662,15 @@ def programs_table(progs):
         "the blocks som reserved for mappings not touched yet (no other "
         "process can have them);",
         "app: what the program counts as used (redis used_memory, memcached "
-        "bytes). ops/s after the churn",
+        "bytes). large %: of all its",
+        "memory (som and ordinary), the share on 2 MiB or 1 GiB entries. "
+        "ops/s after the churn",
         "(redis SET, memcached mixed, stress-ng bogo ops; TCG: indicative), "
         "and against anon-thp.",
         "",
         f"{'program':17}{'alloc':10}{'phase':7}{'1G %':>6}{'2M %':>6}"
-        f"{'4K %':>6}{'VmPTE KiB':>11}{'used MiB':>10}{'held MiB':>10}"
+        f"{'4K %':>6}{'large %':>8}{'VmPTE KiB':>11}{'used MiB':>10}"
+        f"{'held MiB':>10}"
         f"{'app MiB':>9}"
         f"{'ops/s':>10}{'x anon-thp':>12}",
     ]
@@ -689,12 +692,18 @@ def programs_table(progs):
                     used = held = d["rss_anon"]
                 tot = b1 + b2 + b4
                 pct = [100 * b / tot if tot else 0 for b in (b1, b2, b4)]
+                # Of all its memory: som's entries and the ordinary pages
+                # beside them (for anon, the same shares as above).
+                every = tot + (d["rss_anon"] if alloc == "som" else 0)
+                big = b1 + b2 + (d["thp_bytes"] if alloc == "som" else 0)
+                large = 100 * big / every if every else 0
                 ops = d.get("ops_per_s") or 0
                 ratio = (f"{ops / base:12.2f}" if phase == "churn" and ops
                          and base else f"{'':12}")
                 lines.append((
                     f"{name:17}{alloc:10}{phase:7}"
                     + "".join(f"{v:6.1f}" for v in pct)
+                    + f"{large:8.1f}"
                     + f"{d['pte_bytes'] / 1024:11,.0f}{used / MIB:10,.1f}"
                     + f"{held / MIB:10,.1f}"
                     + (f"{d['app_bytes'] / MIB:9,.1f}" if d["app_bytes"]
