@@ -145,8 +145,7 @@ stress_program() {
 	name=$1 preload=$2
 	for alloc in som anon-thp; do
 		pre=
-		rm -f /tmp/stress-program.summary
-		[ $alloc = som ] && pre="somrun --summary=/tmp/stress-program.summary --"
+		[ $alloc = som ] && pre="somrun --"
 		# shellcheck disable=SC2086  # the prefix is words or nothing
 		env ${preload:+LD_PRELOAD=$preload} $pre stress-ng --malloc 1 \
 			--malloc-pthreads 8 --malloc-bytes 4M --malloc-max 32 \
@@ -169,10 +168,6 @@ stress_program() {
 		# bogo operations per second of wall-clock time.
 		ops=$(awk '$4 == "malloc" && $5 ~ /^[0-9]+$/ { print $9 }' /tmp/stress-program.out | tail -n 1)
 		sed 's/^/# stress-ng: /' /tmp/stress-program.out | tail -n 3
-		# What the shim did: maps, reuses, punches (the main process).
-		if [ $alloc = som ]; then
-			grep 'comm=stress-ng ' /tmp/stress-program.summary | sed 's/^/# /' | tail -n 2
-		fi
 		echo "$churn" | sed "s/ops_per_s=0\$/ops_per_s=${ops:-0}/"
 	done
 }
