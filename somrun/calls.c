@@ -3,7 +3,9 @@
  * The memory calls of the program, as the shim answers them.
  *
  * mmap():	an anonymous private read-write mapping of at least the
- *		threshold becomes a som mapping. Stacks (MAP_GROWSDOWN,
+ *		threshold becomes a som mapping, and what is left of it past
+ *		its last whole 2 MiB block ordinary memory right after it
+ *		(shim_layout()). Stacks (MAP_GROWSDOWN,
  *		MAP_STACK), MAP_HUGETLB, MAP_32BIT, executable and PROT_NONE
  *		reservations stay ordinary. Anything mapped with MAP_FIXED
  *		over som pieces frees them first.
@@ -102,6 +104,93 @@ void *shim_map_locked(void *addr, size_t len, int prot, int flags,
 }
 
 /*
+ * How a mapping of @len bytes is made: @head bytes of whole 2 MiB som
+ * blocks and a @tail of ordinary memory right after them for the rest,
+ * as transparent huge pages would leave it: 3 MiB is one som block and
+ * 1 MiB of 4 KiB pages, not two som blocks, one of them half unused. A
+ * rest within 256 KiB of a whole block, or one whose block completes a
+ * GiB (a 1 GiB entry), is a som block instead; so is a mapping smaller
+ * than a block (a threshold below 2 MiB asked for it).
+ */
+void shim_layout(size_t len, size_t *head, size_t *tail)
+{
+	size_t end = shim_round_up(len, SHIM_PAGE);
+
+	*head = end & ~(SHIM_BLOCK - 1);
+	*tail = end - *head;
+	if (!*head || (*tail && (SHIM_BLOCK - *tail <= SHIM_BLOCK / 8 ||
+				 (*head + SHIM_BLOCK) % SHIM_GIB == 0))) {
+		*head = shim_round_up(end, SHIM_BLOCK);
+		*tail = 0;
+	}
+}
+
+/*
+ * A mapping of @head som bytes, aligned to @align (at least 2 MiB, 1 GiB
+ * from 1 GiB up), and @tail ordinary ones right after it, read-write, in
+ * the table as a piece and its PIECE_TAIL; or MAP_FAILED with *err (0
+ * if som was not the cause). The whole range is reserved first, so that
+ * nothing else is mapped between the two. The tail takes MAP_NORESERVE,
+ * MAP_POPULATE and MAP_LOCKED from @flags; the caller populates the head.
+ */
+void *shim_map_tailed(size_t head, size_t tail, size_t align, int flags,
+		      unsigned int piece_flags, int *err)
+{
+	const int prot = PROT_READ | PROT_WRITE;
+	const int anon = MAP_PRIVATE | MAP_ANONYMOUS;
+	uintptr_t r, a;
+	struct piece pc;
+	size_t span;
+	void *p;
+
+	if (align < (head >= SHIM_GIB ? SHIM_GIB : SHIM_BLOCK))
+		align = head >= SHIM_GIB ? SHIM_GIB : SHIM_BLOCK;
+	*err = 0;
+	span = head + tail + align;
+	p = sys_mmap(NULL, span, PROT_NONE, anon | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return p;
+	r = (uintptr_t)p;
+	a = shim_round_up(r, align);
+	if (a > r)
+		sys_munmap(p, a - r);
+	sys_munmap((void *)(a + head + tail), r + span - (a + head + tail));
+	if (sys_mmap((void *)(a + head), tail, prot, anon | MAP_FIXED |
+		     (flags & (MAP_NORESERVE | MAP_POPULATE | MAP_LOCKED)),
+		     -1, 0) == MAP_FAILED) {
+		sys_munmap((void *)a, head + tail);
+		return MAP_FAILED;
+	}
+	/*
+	 * The pool's usual refusal, ENOSPC, comes from ftruncate() before
+	 * any mmap(). A failure of the som file's mmap() itself can leave a
+	 * hole where the reservation was (6.12 does not put it back once
+	 * the range's page tables were cleared), which another thread could
+	 * map into before the munmap() below: som's ->mmap fails only when
+	 * the kernel cannot allocate.
+	 */
+	tbl_lock();
+	p = shim_map_locked((void *)a, head, prot, anon | MAP_FIXED,
+			    piece_flags, err);
+	if (p != MAP_FAILED) {
+		pc = *tbl_at(tbl_first_after(a));
+		pc.start = a + head;
+		pc.end = a + head + tail;
+		pc.off = head;
+		pc.flags |= PIECE_ORDINARY | PIECE_TAIL;
+		*err = tbl_insert(&pc);
+		if (*err) {
+			som_release(a, a + head);
+			p = MAP_FAILED;
+		}
+	}
+	tbl_unlock();
+	if (p == MAP_FAILED)
+		sys_munmap((void *)a, head + tail);
+	return p;
+}
+
+/*
  * A som mapping for mmap() or malloc(), or MAP_FAILED with *err. When the
  * pool is short, the freed malloc() blocks this process keeps go back to
  * it first (malloc_cache.c).
@@ -137,8 +226,27 @@ SHIM_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd,
 	    start % SHIM_PAGE)
 		return sys_mmap(addr, len, prot, flags, fd, off);
 	if (shim_wants(len, prot, flags, fd)) {
+		size_t head, tail;
+
 		len = shim_round_up(len, SHIM_PAGE);
-		p = shim_map(addr, len, prot, flags, 0, &err);
+		shim_layout(len, &head, &tail);
+		p = MAP_FAILED;
+		err = 0;
+		/* A hint or a fixed place: one som mapping, as asked. */
+		if (tail && !addr && prot == (PROT_READ | PROT_WRITE) &&
+		    !(flags & (MAP_FIXED | MAP_FIXED_NOREPLACE))) {
+			/* Whole blocks on som, the rest ordinary memory. */
+			p = shim_map_tailed(head, tail, 0, flags, 0, &err);
+			if (p == MAP_FAILED &&
+			    (err == -ENOSPC || err == -ENOMEM) && mcache_trim())
+				p = shim_map_tailed(head, tail, 0, flags, 0,
+						    &err);
+			if (p != MAP_FAILED && (flags & MAP_POPULATE))
+				som_populate((uintptr_t)p, (uintptr_t)p + head);
+		}
+		/* Not tailed, or not for want of som: in one piece. */
+		if (p == MAP_FAILED && !err)
+			p = shim_map(addr, len, prot, flags, 0, &err);
 		if (p != MAP_FAILED)
 			return p;
 		if (err == -EEXIST && (flags & MAP_FIXED_NOREPLACE)) {
@@ -227,19 +335,55 @@ SHIM_EXPORT int mprotect(void *addr, size_t len, int prot)
 	return 0;
 }
 
+/* Is @advice about fork()? What it sets and clears in a piece's flags. */
+static bool shim_fork_advice(int advice, unsigned int *set,
+			     unsigned int *clear)
+{
+	*set = 0;
+	*clear = 0;
+	switch (advice) {
+	case MADV_DONTFORK:
+		*set = PIECE_DONTFORK;
+		return true;
+	case MADV_DOFORK:
+		*clear = PIECE_DONTFORK;
+		return true;
+	case MADV_WIPEONFORK:
+		*set = PIECE_WIPEONFORK;
+		return true;
+	case MADV_KEEPONFORK:
+		*clear = PIECE_WIPEONFORK;
+		return true;
+	}
+	return false;
+}
+
 /*
- * What madvise() means for [start, end), part of one som piece; the lock
- * is held.
+ * What madvise() means for [start, end), part of one piece; the lock is
+ * held. Ordinary memory (a tail, a malloc() block in a fork's child) is
+ * the kernel's, and the table notes its fork advice as well, for fork()
+ * and for malloc_cache.c.
  */
 static int shim_advise_piece(uintptr_t start, uintptr_t end, int advice)
 {
-	unsigned int set = 0, clear = 0;
 	size_t i = tbl_first_after(start);
+	unsigned int set, clear;
+	bool ordinary = tbl_at(i)->flags & PIECE_ORDINARY;
 	int dev, err;
 
-	if (tbl_at(i)->flags & PIECE_ORDINARY)
-		return sys_madvise((void *)start, end - start, advice) ?
-		       -errno : 0;
+	if (ordinary && sys_madvise((void *)start, end - start, advice))
+		return -errno;
+	if (shim_fork_advice(advice, &set, &clear)) {
+		err = tbl_isolate(start, end);
+		if (err)
+			return err;
+		i = tbl_first_after(start);
+		tbl_at(i)->flags = (tbl_at(i)->flags | set) & ~clear;
+		tbl_coalesce(start, end);
+		return 0;
+	}
+	if (ordinary)
+		return 0;
 	switch (advice) {
 	case MADV_DONTNEED:
 	case MADV_FREE:
@@ -268,28 +412,9 @@ static int shim_advise_piece(uintptr_t start, uintptr_t end, int advice)
 	case MADV_COLD:
 	case MADV_PAGEOUT:
 		return 0;
-	case MADV_DONTFORK:
-		set = PIECE_DONTFORK;
-		break;
-	case MADV_DOFORK:
-		clear = PIECE_DONTFORK;
-		break;
-	case MADV_WIPEONFORK:
-		set = PIECE_WIPEONFORK;
-		break;
-	case MADV_KEEPONFORK:
-		clear = PIECE_WIPEONFORK;
-		break;
 	default:
 		return -EINVAL;
 	}
-	err = tbl_isolate(start, end);
-	if (err)
-		return err;
-	i = tbl_first_after(start);
-	tbl_at(i)->flags = (tbl_at(i)->flags | set) & ~clear;
-	tbl_coalesce(start, end);
-	return 0;
 }
 
 /*
@@ -334,6 +459,14 @@ SHIM_EXPORT int madvise(void *addr, size_t len, int advice)
 		tbl_unlock();
 		return sys_madvise(addr, len, advice);
 	}
+	/*
+	 * MADV_REMOVE on private anonymous memory is EINVAL and does
+	 * nothing: so for a range with a tail, before som is punched.
+	 */
+	for (i = tbl_first_after(start); advice == MADV_REMOVE &&
+	     i < tbl_count() && tbl_at(i)->start < end; i++)
+		if (tbl_at(i)->flags & PIECE_ORDINARY)
+			err = -EINVAL;
 	/* The kernel's answer for the gaps, the shim's for the pieces. */
 	for (a = start; a < end && !err; a = e) {
 		i = tbl_first_after(a);
@@ -388,7 +521,11 @@ static void *shim_move_grow(uintptr_t old, size_t old_len, size_t new_len,
 		if (pc.end > end)
 			pc.end = end;
 		pc.start = a;
-		if (dev < 0 || som_copy_out(dev, p + (a - old), &pc))
+		/* Ordinary memory is read as it is: readable first. */
+		if ((pc.flags & PIECE_ORDINARY) && !(pc.prot & PROT_READ))
+			sys_mprotect((void *)a, pc.end - a, pc.prot | PROT_READ);
+		if ((pc.flags & PIECE_ORDINARY) || dev < 0 ||
+		    som_copy_out(dev, p + (a - old), &pc))
 			memcpy(p + (a - old), (void *)a, pc.end - a);
 	}
 	if (dev >= 0)
@@ -401,6 +538,23 @@ static void *shim_move_grow(uintptr_t old, size_t old_len, size_t new_len,
 	    tbl_overlaps((uintptr_t)p, (uintptr_t)p + new_len))
 		tbl_at(tbl_first_after((uintptr_t)p))->prot = prot;
 	return p;
+}
+
+/*
+ * Does [start, end) hold a tail (or other ordinary piece) and pieces of
+ * two protections? Anonymous memory would be two VMAs there, which
+ * mremap() refuses. The lock is held.
+ */
+static bool shim_two_protections(uintptr_t start, uintptr_t end)
+{
+	size_t i = tbl_first_after(start), first = i;
+	bool ordinary = false, two = false;
+
+	for (; i < tbl_count() && tbl_at(i)->start < end; i++) {
+		ordinary |= tbl_at(i)->flags & PIECE_ORDINARY;
+		two |= tbl_at(i)->prot != tbl_at(first)->prot;
+	}
+	return ordinary && two;
 }
 
 void *shim_mremap(void *old_addr, size_t old_len, size_t new_len, int flags,
@@ -438,7 +592,8 @@ void *shim_mremap(void *old_addr, size_t old_len, size_t new_len, int flags,
 		p = MAP_FAILED;
 		goto out;
 	}
-	if (!tbl_covers(old, old + old_len)) {
+	if (!tbl_covers(old, old + old_len) ||
+	    shim_two_protections(old, old + old_len)) {
 		/* Som and other mappings: more than one VMA, as the kernel says. */
 		err = -EFAULT;
 		p = MAP_FAILED;

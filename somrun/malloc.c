@@ -7,13 +7,11 @@
  * the shim answers allocations of at least the threshold itself: each is
  * a som mapping of whole 2 MiB blocks, 2 MiB aligned (1 GiB from 1 GiB
  * up), and what is left of the request past the last whole block, its
- * tail, is ordinary memory mapped right after it, as transparent huge
- * pages would leave it: a new 3 MiB block is one som block and 1 MiB of
- * 4 KiB pages, not two som blocks. A tail within 256 KiB of a whole
- * block, or one whose block would complete a GiB, is a som block instead.
- * Freed blocks are kept for reuse (malloc_cache.c), and one taken from
- * there may have a longer tail. Everything else goes to the allocator
- * after the shim in symbol order.
+ * tail, is ordinary memory mapped right after it (shim_layout()): a new
+ * 3 MiB block is one som block and 1 MiB of 4 KiB pages. Freed blocks
+ * are kept for reuse (malloc_cache.c), and one taken from there may have
+ * a longer tail. Everything else goes to the allocator after the shim in
+ * symbol order.
  * jemalloc maps its extents with the public mmap(), which the shim
  * answers, and so does tcmalloc when told not to use sbrk(): under them
  * these wrappers only pass calls on (and jemalloc's own API, mallocx()
@@ -135,81 +133,15 @@ static bool front_ready(void)
 }
 
 /*
- * The layout of a block for @size bytes: @head bytes of whole som blocks,
- * then @tail bytes of ordinary memory (see the top of the file).
- */
-static void front_layout(size_t size, size_t *head, size_t *tail)
-{
-	size_t end = shim_round_up(size, SHIM_PAGE);
-
-	*head = end & ~(SHIM_BLOCK - 1);
-	*tail = end - *head;
-	if (!*head || (*tail && (SHIM_BLOCK - *tail <= SHIM_BLOCK / 8 ||
-				 (*head + SHIM_BLOCK) % SHIM_GIB == 0))) {
-		*head = shim_round_up(end, SHIM_BLOCK);
-		*tail = 0;
-	}
-}
-
-/* Note the tail of the block at @p; with the table lock held. */
-static void front_set_tail(uintptr_t p, size_t tail)
-{
-	size_t i = tbl_first_after(p);
-
-	if (i < tbl_count() && tbl_at(i)->start == p)
-		tbl_at(i)->tail = tail;
-}
-
-/*
  * A new block of @head som bytes and @tail ordinary ones, aligned to
- * @align, or MAP_FAILED with *err (0 if som was not the cause). With a
- * tail, the whole range is reserved first, so that nothing else is mapped
- * between the two.
+ * @align, or MAP_FAILED with *err (0 if som was not the cause).
  */
 static void *front_map(size_t head, size_t tail, size_t align, int *err)
 {
-	const int prot = PROT_READ | PROT_WRITE;
-	const int anon = MAP_PRIVATE | MAP_ANONYMOUS;
-	uintptr_t r, a;
-	size_t span;
-	void *p;
-
 	if (!tail)
-		return shim_map(NULL, head, prot, anon, PIECE_MALLOC, err);
-	if (align < (head >= SHIM_GIB ? SHIM_GIB : SHIM_BLOCK))
-		align = head >= SHIM_GIB ? SHIM_GIB : SHIM_BLOCK;
-	*err = 0;
-	span = head + tail + align;
-	p = sys_mmap(NULL, span, PROT_NONE, anon | MAP_NORESERVE, -1, 0);
-	if (p == MAP_FAILED)
-		return p;
-	r = (uintptr_t)p;
-	a = shim_round_up(r, align);
-	if (a > r)
-		sys_munmap(p, a - r);
-	sys_munmap((void *)(a + head + tail), r + span - (a + head + tail));
-	if (sys_mmap((void *)(a + head), tail, prot, anon | MAP_FIXED, -1,
-		     0) == MAP_FAILED) {
-		sys_munmap((void *)a, head + tail);
-		return MAP_FAILED;
-	}
-	/*
-	 * The pool's usual refusal, ENOSPC, comes from ftruncate() before
-	 * any mmap(). A failure of the som file's mmap() itself can leave a
-	 * hole where the reservation was (6.12 does not put it back once
-	 * the range's page tables were cleared), which another thread could
-	 * map into before the munmap() below: som's ->mmap fails only when
-	 * the kernel cannot allocate.
-	 */
-	tbl_lock();
-	p = shim_map_locked((void *)a, head, prot, anon | MAP_FIXED,
-			    PIECE_MALLOC, err);
-	if (p != MAP_FAILED)
-		front_set_tail(a, tail);
-	tbl_unlock();
-	if (p == MAP_FAILED)
-		sys_munmap((void *)a, head + tail);
-	return p;
+		return shim_map(NULL, head, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, PIECE_MALLOC, err);
+	return shim_map_tailed(head, tail, align, 0, PIECE_MALLOC, err);
 }
 
 /*
@@ -236,7 +168,7 @@ static void *front_alloc(size_t size, size_t align, bool zero, bool *failed)
 	if (!front_on || size < shim_cfg.threshold || align > SHIM_GIB ||
 	    size > SIZE_MAX - SHIM_GIB)
 		return NULL;
-	front_layout(size, &head, &tail);
+	shim_layout(size, &head, &tail);
 	p = mcache_take(head, tail, align);
 	if (p) {
 		if (zero)
@@ -268,8 +200,8 @@ enum front_kind { FRONT_NONE, FRONT_LIVE, FRONT_KEPT };
 /*
  * Is @p the shim's block, live or kept freed (malloc_cache.c)? With the
  * table lock held. For a live one, *@len is its length and *@head its som
- * part: the run of pieces of one file starting at @p, which its tail
- * follows.
+ * part: the run of pieces of one file starting at @p, the last of which
+ * may be its ordinary tail.
  */
 static enum front_kind front_find(uintptr_t a, size_t *head, size_t *len)
 {
@@ -281,13 +213,15 @@ static enum front_kind front_find(uintptr_t a, size_t *head, size_t *len)
 		return FRONT_NONE;
 	if (tbl_at(i)->flags & PIECE_CACHED)
 		return FRONT_KEPT;
-	*len = tbl_at(i)->tail;
 	end = tbl_at(i)->end;
-	for (i++; i < tbl_count() && tbl_at(i)->start == end &&
-		  tbl_at(i)->file == tbl_at(i - 1)->file; i++)
-		end = tbl_at(i)->end;
 	*head = end - a;
-	*len += end - a;
+	for (i++; i < tbl_count() && tbl_at(i)->start == end &&
+		  tbl_at(i)->file == tbl_at(i - 1)->file; i++) {
+		end = tbl_at(i)->end;
+		if (!(tbl_at(i)->flags & PIECE_TAIL))
+			*head = end - a;
+	}
+	*len = end - a;
 	return FRONT_LIVE;
 }
 
@@ -360,8 +294,7 @@ static void front_shrink(void *p, size_t head, size_t len, size_t size)
 	if (keep >= len)
 		return;
 	tbl_lock();
-	if (!shim_unmap_locked((void *)(a + keep), len - keep))
-		front_set_tail(a, keep > head ? keep - head : 0);
+	shim_unmap_locked((void *)(a + keep), len - keep);
 	tbl_unlock();
 }
 

@@ -17,10 +17,9 @@
  * pool, as glibc's gives its free memory back to the kernel, and so does
  * a som mapping the pool is too short for (shim_map()).
  *
- * A freed block is what a new one would be, or it is not kept: its som
- * part must still be read-write with no fork advice (the table says so),
- * and its tail is made read-write and inherited again when it is taken,
- * whatever the program did to it (the table does not follow the tail).
+ * A freed block is what a new one would be, or it is not kept: its
+ * pieces, tail included, must still be read-write and without fork
+ * advice, as the table says.
  *
  * Kept blocks stay in the table, marked PIECE_CACHED: a second free() of
  * one is reported and aborts, as glibc does, and fork() copies nothing of
@@ -49,15 +48,15 @@ static unsigned int cache_nr;	/* read without the lock only to skip it */
 static size_t cache_bytes;
 
 /*
- * Mark or unmark the som pieces of the block at @start; or, with @check,
- * only say whether they are all as a new block's are.
+ * Mark or unmark the pieces of the block of @len bytes at @start; or,
+ * with @check, only say whether they are all as a new block's are.
  */
-static bool cache_mark(uintptr_t start, size_t head, bool cached, bool check)
+static bool cache_mark(uintptr_t start, size_t len, bool cached, bool check)
 {
 	size_t i;
 
 	for (i = tbl_first_after(start);
-	     i < tbl_count() && tbl_at(i)->start < start + head; i++) {
+	     i < tbl_count() && tbl_at(i)->start < start + len; i++) {
 		struct piece *p = tbl_at(i);
 
 		if (check) {
@@ -115,7 +114,7 @@ bool mcache_put_locked(void *p, size_t head, size_t tail)
 	size_t len = head + tail;
 
 	if (len > shim_cfg.malloc_cache ||
-	    !cache_mark((uintptr_t)p, head, false, true))
+	    !cache_mark((uintptr_t)p, len, false, true))
 		return false;
 	while (cache_nr == CACHE_SLOTS ||
 	       cache_bytes + len > shim_cfg.malloc_cache)
@@ -125,7 +124,7 @@ bool mcache_put_locked(void *p, size_t head, size_t tail)
 	cache[cache_nr].tail = tail;
 	cache_bytes += len;
 	__atomic_store_n(&cache_nr, cache_nr + 1, __ATOMIC_RELAXED);
-	cache_mark((uintptr_t)p, head, true, false);
+	cache_mark((uintptr_t)p, len, true, false);
 	return true;
 }
 
@@ -159,18 +158,11 @@ again:
 		best = CACHE_SLOTS;
 		goto again;
 	}
-	cache_mark(c.start, c.head, false, false);
+	cache_mark(c.start, c.head + c.tail, false, false);
 	tbl_unlock();
-	if (c.tail) {
-		void *t = (void *)(c.start + head);
-
-		sys_mprotect(t, c.tail, PROT_READ | PROT_WRITE);
-		sys_madvise(t, c.tail, MADV_DOFORK);
-		sys_madvise(t, c.tail, MADV_KEEPONFORK);
-		if (c.tail > tail)
-			sys_madvise((char *)t + tail, c.tail - tail,
-				    MADV_DONTNEED);
-	}
+	if (c.tail > tail)
+		sys_madvise((void *)(c.start + head + tail), c.tail - tail,
+			    MADV_DONTNEED);
 	shim_count(&shim_stats.malloc_reused, 1);
 	return (void *)c.start;
 }

@@ -91,6 +91,10 @@ int sys_ftruncate(int fd, off_t len);
 						 * ordinary memory in the child */
 #define PIECE_CACHED		(1U << 4)	/* a freed malloc() block kept
 						 * by malloc_cache.c */
+#define PIECE_TAIL		(1U << 5)	/* ordinary memory mapped with
+						 * the som piece before it, for
+						 * the rest past its last whole
+						 * 2 MiB block (also ORDINARY) */
 
 struct piece {
 	uintptr_t start, end;
@@ -98,9 +102,6 @@ struct piece {
 	uintptr_t off;		/* offset in the file that @start maps */
 	int prot;
 	unsigned int flags;
-	size_t tail;		/* malloc.c, first piece of a block: ordinary
-				 * memory mapped right after its last piece,
-				 * part of the allocation */
 	void *copy;		/* fork.c: the child's copy while forking */
 };
 
@@ -136,6 +137,9 @@ void *som_fallback(void *addr, size_t len, int prot, int flags, int fd,
 void *shim_map(void *addr, size_t len, int prot, int flags,
 	       unsigned int piece_flags, int *err);
 void *shim_map_locked(void *addr, size_t len, int prot, int flags,
+		      unsigned int piece_flags, int *err);
+void shim_layout(size_t len, size_t *head, size_t *tail);
+void *shim_map_tailed(size_t head, size_t tail, size_t align, int flags,
 		      unsigned int piece_flags, int *err);
 int shim_unmap(void *addr, size_t len);
 int shim_unmap_locked(void *addr, size_t len);

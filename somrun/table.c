@@ -198,13 +198,13 @@ void tbl_coalesce(uintptr_t start, uintptr_t end)
 	}
 }
 
-/* Does @file have a piece outside [start, end)? */
+/* Does @file have a som piece outside [start, end)? */
 bool tbl_file_outside(unsigned long file, uintptr_t start, uintptr_t end)
 {
 	size_t i;
 
 	for (i = 0; i < tbl_nr; i++)
-		if (tbl[i].file == file &&
+		if (tbl[i].file == file && !(tbl[i].flags & PIECE_ORDINARY) &&
 		    (tbl[i].end <= start || tbl[i].start >= end))
 			return true;
 	return false;
@@ -216,14 +216,20 @@ bool tbl_file_outside(unsigned long file, uintptr_t start, uintptr_t end)
  */
 void tbl_forget_som(void)
 {
+	unsigned long dropped = 0;	/* no file is 0 */
 	size_t i, n = 0;
 
 	for (i = 0; i < tbl_nr; i++) {
-		/* MADV_DONTFORK blocks: the child has nothing there. */
+		/*
+		 * MADV_DONTFORK blocks: the child has nothing there; nor
+		 * has it the tail of a block it does not have.
+		 */
 		if (!(tbl[i].flags & PIECE_MALLOC) ||
-		    ((tbl[i].flags & PIECE_DONTFORK) &&
-		     !(tbl[i].flags & PIECE_ORDINARY)))
+		    (tbl[i].flags & PIECE_DONTFORK) ||
+		    ((tbl[i].flags & PIECE_TAIL) && tbl[i].file == dropped)) {
+			dropped = tbl[i].file;
 			continue;
+		}
 		tbl[n] = tbl[i];
 		tbl[n].flags |= PIECE_ORDINARY;
 		tbl[n].copy = NULL;

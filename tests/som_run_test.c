@@ -244,6 +244,57 @@ TEST_F(somrun, dontneed_and_free_read_back_zeros)
 	EXPECT_EQ(0, munmap(p, 6 * MiB));
 }
 
+/*
+ * A mapping that does not end on a 2 MiB boundary: its whole blocks are
+ * som memory, the rest ordinary memory right after them, and the memory
+ * calls treat the two as the one anonymous mapping they stand for.
+ */
+TEST_F(somrun, odd_length_mapping_has_an_ordinary_tail)
+{
+	size_t len = 3 * MiB + 12 * KiB;
+	char *p = map_anon(len), *q;
+	int status;
+	pid_t pid;
+
+	ASSERT_NE(MAP_FAILED, p);
+	EXPECT_EQ(0, (uintptr_t)p % (2 * MiB));
+	EXPECT_TRUE(on_som(p + 2 * MiB - 1, NULL));
+	EXPECT_FALSE(on_som(p + 2 * MiB, NULL));
+	touch_pages(p, len);
+	EXPECT_EQ((long long)(2 * MiB), pool_used());
+
+	EXPECT_EQ(0, mprotect(p, len, PROT_READ));
+	EXPECT_EQ(SIGSEGV, som_probe(p + len - 1, 1));
+	EXPECT_EQ(0, mprotect(p, len, PROT_READ | PROT_WRITE));
+	som_fill(p, 0, len, 4096, 31);
+	EXPECT_EQ(0, madvise(p, len, MADV_DONTNEED));
+	EXPECT_EQ(-1, som_check_zero(p, len, 4096));
+	som_fill(p, 0, len, 4096, 32);
+	/* Two protections are two VMAs to the kernel: mremap() refuses. */
+	EXPECT_EQ(0, mprotect(p + 2 * MiB, len - 2 * MiB, PROT_READ));
+	EXPECT_EQ(MAP_FAILED, mremap(p, len, 6 * MiB, MREMAP_MAYMOVE));
+	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(0, mprotect(p, len, PROT_READ | PROT_WRITE));
+	/* MADV_REMOVE: EINVAL on private anonymous memory, nothing done. */
+	EXPECT_EQ(-1, madvise(p, len, MADV_REMOVE));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, som_check(p, 0, len, 4096, 32));
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0)
+		_exit(som_check(p, 0, len, 4096, 32) != -1);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, status);
+
+	q = mremap(p, len, 6 * MiB, MREMAP_MAYMOVE);
+	ASSERT_NE(MAP_FAILED, q);
+	EXPECT_EQ(-1, som_check(q, 0, len, 4096, 32));
+	EXPECT_TRUE(on_som(q + 5 * MiB, NULL));
+	EXPECT_EQ(0, munmap(q, 6 * MiB));
+	EXPECT_EQ(0, pool_used());
+}
+
 TEST_F(somrun, mprotect_protects_and_keeps_data)
 {
 	char *p = map_anon(4 * MiB);
