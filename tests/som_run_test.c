@@ -244,6 +244,13 @@ TEST_F(somrun, dontneed_and_free_read_back_zeros)
 	EXPECT_EQ(0, munmap(p, 6 * MiB));
 }
 
+/* A 2 MiB aligned som block at @p, and ordinary memory right after it? */
+static int one_block_then_ordinary(const char *p)
+{
+	return !((uintptr_t)p % (2 * MiB)) && on_som(p, NULL) &&
+	       on_som(p + 2 * MiB - 1, NULL) && !on_som(p + 2 * MiB, NULL);
+}
+
 /*
  * A mapping that does not end on a 2 MiB boundary: its whole blocks are
  * som memory, the rest ordinary memory right after them, and the memory
@@ -257,9 +264,7 @@ TEST_F(somrun, odd_length_mapping_has_an_ordinary_tail)
 	pid_t pid;
 
 	ASSERT_NE(MAP_FAILED, p);
-	EXPECT_EQ(0, (uintptr_t)p % (2 * MiB));
-	EXPECT_TRUE(on_som(p + 2 * MiB - 1, NULL));
-	EXPECT_FALSE(on_som(p + 2 * MiB, NULL));
+	EXPECT_TRUE(one_block_then_ordinary(p));
 	touch_pages(p, len);
 	EXPECT_EQ((long long)(2 * MiB), pool_used());
 
@@ -491,9 +496,7 @@ TEST_F(somrun, tails_are_ordinary_and_freed_blocks_are_reused)
 	pid_t pid;
 
 	ASSERT_NE(NULL, p);
-	EXPECT_EQ(0, (uintptr_t)p % (2 * MiB));
-	EXPECT_TRUE(on_som(p + 2 * MiB - 1, NULL));
-	EXPECT_FALSE(on_som(p + 2 * MiB, NULL));
+	EXPECT_TRUE(one_block_then_ordinary(p));
 	EXPECT_EQ(3 * MiB, malloc_usable_size(p));
 	som_fill(p, 0, 3 * MiB, 4096, 21);
 	EXPECT_EQ(-1, som_check(p, 0, 3 * MiB, 4096, 21));
