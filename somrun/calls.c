@@ -5,7 +5,7 @@
  * mmap():	an anonymous private read-write mapping of at least the
  *		threshold becomes a som mapping, and what is left of it past
  *		its last whole 2 MiB block ordinary memory right after it
- *		(shim_layout()). Stacks (MAP_GROWSDOWN,
+ *		(shim_map_tailed()). Stacks (MAP_GROWSDOWN,
  *		MAP_STACK), MAP_HUGETLB, MAP_32BIT, executable and PROT_NONE
  *		reservations stay ordinary. Anything mapped with MAP_FIXED
  *		over som pieces frees them first.
@@ -104,13 +104,14 @@ void *shim_map_locked(void *addr, size_t len, int prot, int flags,
 }
 
 /*
- * How a mapping of @len bytes is made: @head bytes of whole 2 MiB som
- * blocks and a @tail of ordinary memory right after them for the rest,
- * as transparent huge pages would leave it: 3 MiB is one som block and
- * 1 MiB of 4 KiB pages, not two som blocks, one of them half unused. A
- * rest within 256 KiB of a whole block, or one whose block completes a
- * GiB (a 1 GiB entry), is a som block instead; so is a mapping smaller
- * than a block (a threshold below 2 MiB asked for it).
+ * How a malloc() block of @len bytes is made: @head bytes of whole 2 MiB
+ * som blocks and a @tail of ordinary memory right after them for the
+ * rest, as transparent huge pages would leave it: 3 MiB is one som block
+ * and 1 MiB of 4 KiB pages, not two som blocks, one of them half unused.
+ * A rest within 256 KiB of a whole block, or one whose block completes a
+ * GiB (a 1 GiB entry), is a som block instead, mapped whole (the block
+ * is longer than asked); so is a block smaller than 2 MiB (a threshold
+ * below 2 MiB asked for it).
  */
 void shim_layout(size_t len, size_t *head, size_t *tail)
 {
@@ -229,7 +230,14 @@ SHIM_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd,
 		size_t head, tail;
 
 		len = shim_round_up(len, SHIM_PAGE);
-		shim_layout(len, &head, &tail);
+		/*
+		 * Here the rest is never a som block: the VMA would end
+		 * inside it, so it would be mapped by 4 KiB entries all the
+		 * same, and held whole. (shim_layout() rounds a rest up for
+		 * malloc(), whose mapping covers the block.)
+		 */
+		head = len & ~(SHIM_BLOCK - 1);
+		tail = head ? len - head : 0;
 		p = MAP_FAILED;
 		err = 0;
 		/* A hint or a fixed place: one som mapping, as asked. */
