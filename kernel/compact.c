@@ -345,7 +345,7 @@ static void som_compact_work_fn(struct work_struct *work)
 void som_compact_kick(void)
 {
 	if (READ_ONCE(som_compact_rate) && !READ_ONCE(som_compact_stopping))
-		queue_delayed_work(system_unbound_wq, &som_compact_work,
+		queue_delayed_work(system_dfl_wq, &som_compact_work,
 				   SOM_COMPACT_DELAY);
 }
 

@@ -185,7 +185,7 @@ int som_pool_insert(struct som_pool *pool, struct list_head *chunks)
 	list_splice_tail_init(chunks, &pool->chunks);
 	spin_unlock(&pool->lock);
 
-	queue_work(system_unbound_wq, &pool->zero_work);
+	queue_work(system_dfl_wq, &pool->zero_work);
 	return 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(som_pool_insert);

@@ -250,7 +250,7 @@ void som_pool_free_block(struct som_pool *pool, unsigned long bfn)
 	}
 	som_chunk_set_block(pool, chunk, i, true, true);
 	spin_unlock(&pool->lock);
-	queue_work(system_unbound_wq, &pool->zero_work);
+	queue_work(system_dfl_wq, &pool->zero_work);
 }
 EXPORT_SYMBOL_IF_KUNIT(som_pool_free_block);
 

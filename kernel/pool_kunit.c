@@ -25,6 +25,7 @@
 #include <linux/numa.h>
 #include <linux/string.h>
 
+#include "compat.h"
 #include "pool.h"
 
 static unsigned long base;
@@ -792,4 +793,4 @@ kunit_test_suite(som_pool_test_suite);
 
 MODULE_DESCRIPTION("KUnit tests of the som pool");
 MODULE_LICENSE("GPL");
-MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
+SOM_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);

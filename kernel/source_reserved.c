@@ -8,10 +8,11 @@
  * either as the module parameter ranges= or through the sysfs file
  * add_range, or through SOM_IOC_SOURCE_ADD. A range is accepted only if
  * it is 1 GiB aligned, lies wholly inside memory the kernel's memory map
- * calls reserved (not System RAM), is RAM as far as the kernel can tell
- * (on x86, the firmware's own E820 map, before memmap= changed it, says
- * RAM for every 2 MiB of it: no MMIO, no ACPI tables, no hole), and
- * overlaps nothing already in the pool.
+ * calls reserved (not System RAM), is RAM as far as a module can tell
+ * (on x86, where the kernel exports it to modules, the firmware's own
+ * E820 map, before memmap= changed it, says RAM for every 2 MiB of it: no
+ * MMIO, no ACPI tables, no hole; elsewhere the administrator's word is
+ * taken), and overlaps nothing already in the pool.
  *
  * While in the pool the range is claimed as an exclusive "som" resource,
  * a child of the "Reserved" one in /proc/iomem: no driver can claim it,
@@ -44,7 +45,7 @@ static const struct som_source_ops som_reserved_ops = {
 	.release = som_reserved_release,
 };
 
-#ifdef CONFIG_X86
+#if defined(CONFIG_X86) && defined(SOM_HAVE_E820_RAW)
 /*
  * Does the firmware's E820 map (e820_table_firmware: memmap= does not
  * change it) say RAM for the whole range? No entry of another type may
@@ -72,8 +73,10 @@ static bool som_reserved_is_ram(u64 start, u64 size)
 }
 #else
 /*
- * Elsewhere the kernel keeps no firmware map a module can read: a range
- * that is reserved memory and not claimed by a driver is taken as RAM.
+ * Elsewhere, and on x86 kernels that export the firmware's map to KVM
+ * only (7.3), a module can read no map that memmap= has not changed
+ * already: a range that is reserved memory and not claimed by a driver
+ * is taken as RAM, on the administrator's word.
  */
 static bool som_reserved_is_ram(u64 start, u64 size)
 {

@@ -19,8 +19,8 @@
 #include <linux/mm.h>
 #include <linux/mman.h>
 #include <linux/pagemap.h>
-#include <linux/pfn_t.h>
 
+#include "compat.h"
 #include "region.h"
 #include "som.h"
 
@@ -105,7 +105,6 @@ static vm_fault_t som_fault_insert(struct vm_fault *vmf, unsigned int order,
 				   unsigned long pfn)
 {
 	enum som_fault_slot slot = som_fault_slot(vmf, order);
-	pfn_t entry = __pfn_to_pfn_t(pfn, PFN_DEV);
 	bool write;
 
 	if (slot == SOM_FAULT_TABLE)
@@ -114,13 +113,13 @@ static vm_fault_t som_fault_insert(struct vm_fault *vmf, unsigned int order,
 #ifdef CONFIG_ARCH_SUPPORTS_PUD_PFNMAP
 	if (order == PUD_ORDER) {
 		atomic_long_inc(&som_fault_stats.pud);
-		return vmf_insert_pfn_pud(vmf, entry, write);
+		return som_insert_pfn_pud(vmf, pfn, write);
 	}
 #endif
 #ifdef CONFIG_ARCH_SUPPORTS_PMD_PFNMAP
 	if (order == PMD_ORDER) {
 		atomic_long_inc(&som_fault_stats.pmd);
-		return vmf_insert_pfn_pmd(vmf, entry, write);
+		return som_insert_pfn_pmd(vmf, pfn, write);
 	}
 #endif
 	return VM_FAULT_FALLBACK;
@@ -223,7 +222,7 @@ static bool som_fault_thp_skipped(struct vm_fault *vmf)
 
 	return has_transparent_hugepage() &&
 	       !(vma->vm_flags & VM_NOHUGEPAGE) &&
-	       test_bit(MMF_DISABLE_THP, &vma->vm_mm->flags);
+	       som_mm_thp_disabled(vma->vm_mm);
 }
 
 /*
@@ -273,9 +272,9 @@ void som_vm_zap_range(struct mm_struct *mm, struct som_region *region,
 		from = max(first, vma->vm_pgoff);
 		to = min(end, vma->vm_pgoff + vma_pages(vma));
 		if (from < to)
-			zap_vma_ptes(vma, vma->vm_start +
-				     ((from - vma->vm_pgoff) << PAGE_SHIFT),
-				     (to - from) << PAGE_SHIFT);
+			som_zap_pfn_range(vma, vma->vm_start +
+					  ((from - vma->vm_pgoff) << PAGE_SHIFT),
+					  (to - from) << PAGE_SHIFT);
 	}
 }
 
@@ -365,6 +364,31 @@ static void som_vm_open(struct vm_area_struct *vma)
 	som_region_unlock(region);
 }
 
+/*
+ * A split at @addr inside a GiB that one 1 GiB entry maps: the core splits
+ * only 2 MiB leaves at the new boundary (vma_adjust_trans_huge()); 6.12
+ * splits a 1 GiB leaf there too, but 7.3 takes it for a table and oopses.
+ * So the 1 GiB entry goes first, whatever the kernel, and the two halves
+ * refault from the region's table at 2 MiB. Every split (munmap(),
+ * mprotect(), madvise(), mbind(), mseal(), mmap(MAP_FIXED), and mremap()
+ * for both ends of the range it moves) calls this with mmap_lock held for
+ * write; the VMA is write-locked first so that no fault under the per-VMA
+ * lock alone maps the GiB again before the split (the core write-locks it
+ * only after this returns).
+ */
+static int som_vm_may_split(struct vm_area_struct *vma, unsigned long addr)
+{
+	unsigned long gib = ALIGN_DOWN(addr, PUD_SIZE);
+
+	mmap_assert_write_locked(vma->vm_mm);
+	if (addr == gib || gib < vma->vm_start || gib + PUD_SIZE > vma->vm_end)
+		return 0;
+	vma_start_write(vma);
+	if (som_mapped_size(vma->vm_mm, addr) == PUD_SIZE)
+		som_zap_pfn_range(vma, gib, PUD_SIZE);
+	return 0;
+}
+
 static void som_vm_close(struct vm_area_struct *vma)
 {
 	som_region_unmap(vma->vm_private_data, vma);
@@ -391,6 +415,7 @@ static int som_vm_access(struct vm_area_struct *vma, unsigned long addr,
 const struct vm_operations_struct som_vm_ops = {
 	.open = som_vm_open,
 	.close = som_vm_close,
+	.may_split = som_vm_may_split,
 	.fault = som_vm_fault,
 	.huge_fault = som_vm_huge_fault,
 	.access = som_vm_access,
@@ -453,11 +478,10 @@ unsigned long som_get_unmapped_area(struct file *file, unsigned long addr,
 
 	if (addr || (flags & MAP_FIXED) || len < PMD_SIZE || len + align < len)
 		goto out;
-	ret = mm_get_unmapped_area(current->mm, file, 0, len + align, pgoff,
-				   flags);
+	ret = som_default_area(file, 0, len + align, pgoff, flags);
 	if (IS_ERR_VALUE(ret))
 		goto out;
 	return ret + ((off - ret) & (align - 1));
 out:
-	return mm_get_unmapped_area(current->mm, file, addr, len, pgoff, flags);
+	return som_default_area(file, addr, len, pgoff, flags);
 }
