@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 
 #include "kselftest_harness.h"
 #include "som_util.h"
@@ -359,11 +360,44 @@ static char *conf_trim(char *s)
 
 #define CONF_MATRIX_SECTION	"## Differences the suite checks"
 
-/* Rows are the table lines of that section whose first cell is a `key`. */
+/*
+ * Whether a row is for the running kernel: a first cell `key` (6.12) holds
+ * only on kernels of that series (uname's "major.minor"), a plain `key`
+ * on all.
+ */
+static int conf_row_for_this_kernel(const char *cell)
+{
+	static char series[sizeof(((struct utsname *)0)->release)];
+	const char *open = strstr(cell, "` (");
+	struct utsname u;
+	char *dot;
+
+	if (!open)
+		return 1;
+	if (!series[0] && !uname(&u)) {
+		snprintf(series, sizeof(series), "%s", u.release);
+		dot = strchr(series, '.');
+		if (dot)
+			dot = strchr(dot + 1, '.');
+		if (dot)
+			*dot = 0;
+		dot = strchr(series, '-');
+		if (dot)
+			*dot = 0;
+	}
+	return !strncmp(open + 3, series, strlen(series)) &&
+	       open[3 + strlen(series)] == ')';
+}
+
+/*
+ * Rows are the table lines of that section whose first cell is a `key`,
+ * and that hold on this kernel.
+ */
 static void conf_parse_matrix(void)
 {
 	char *text = strdup(conf_matrix_md), *line, *save, *cell, *csave;
 	struct conf_row *row;
+	char *paren;
 	int i, in_section = 0;
 
 	conf_rows = calloc(1024, sizeof(*conf_rows));
@@ -374,8 +408,13 @@ static void conf_parse_matrix(void)
 		if (!in_section || strncmp(line, "| `", 3) ||
 		    conf_nr_rows >= 1024)
 			continue;
-		row = &conf_rows[conf_nr_rows++];
 		cell = strtok_r(line, "|", &csave);
+		if (!conf_row_for_this_kernel(cell))
+			continue;
+		paren = strstr(cell, "` (");
+		if (paren)
+			paren[1] = 0;
+		row = &conf_rows[conf_nr_rows++];
 		snprintf(row->key, CONF_KEY_LEN, "%s", conf_trim(cell));
 		for (i = 0; i < CONF_NR_BACKINGS; i++) {
 			cell = strtok_r(NULL, "|", &csave);

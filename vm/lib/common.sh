@@ -11,6 +11,7 @@
 #   SOM_TOOLS_DIR   somctl; binaries in <dir>/out/         ($REPO/tools)
 #   SOM_SOMRUN_DIR  somrun and its preload, in <dir>/out/  ($REPO/somrun)
 #   SOM_UAPI_DIR    -I path for <linux/som.h>              ($REPO/include/uapi)
+#   SOM_KERNEL      the stock tier's kernel series         (6.12)
 
 : "${REPO:?REPO must be set before sourcing common.sh}"
 
@@ -23,8 +24,11 @@ SOM_TOOLS_DIR=${SOM_TOOLS_DIR:-$REPO/tools}
 SOM_SOMRUN_DIR=${SOM_SOMRUN_DIR:-$REPO/somrun}
 SOM_UAPI_DIR=${SOM_UAPI_DIR:-$REPO/include/uapi}
 
-# The kernel series we target (see Documentation/kernel-facts.md).
+# The kernel series we target (see Documentation/kernel-facts.md), and
+# the one the stock tier boots: SOM_KERNEL (vm/run --kernel), 6.12 or 7.3
+# (Debian's trixie-backports kernel, vm/lib/backports.sh).
 SOM_KERNEL_SERIES=6.12
+SOM_KERNEL=${SOM_KERNEL:-$SOM_KERNEL_SERIES}
 
 # Progress messages go to stderr so that stdout stays clean for results.
 log() { printf 'vm: %s\n' "$*" >&2; }

@@ -20,7 +20,9 @@
 #   SOM_VM_NOT_RAM       a range reserved with memmap=SIZE$START where the
 #                        firmware has no memory (1G@256G): it looks like
 #                        any reserved range in /proc/iomem, and som.ko
-#                        must refuse it; the guest sees SOM_NOT_RAM
+#                        must refuse it; the guest sees SOM_NOT_RAM, and
+#                        SOM_NO_FIRMWARE_MAP=1 if som.ko cannot read the
+#                        firmware's E820 map on this kernel
 #   SOM_VM_PMEM          legacy persistent memory, memmap=SIZE!START
 #                        (3G@14G, node 1), for device DAX; SOM_PMEM
 #   SOM_VM_HUGEPAGES     1 GiB hugetlb pages reserved at boot (2)
@@ -99,6 +101,10 @@ som_vm_boot() {
 	if [[ -n $SOM_VM_NOT_RAM ]]; then
 		append+=" memmap=${SOM_VM_NOT_RAM%@*}\$${SOM_VM_NOT_RAM#*@}"
 		env+=" SOM_NOT_RAM=$SOM_VM_NOT_RAM"
+		# A kernel that exports the firmware's map to KVM only (7.3)
+		# leaves som.ko the kernel's map: see source_reserved.c.
+		grep -qa e820__mapped_raw_any "$SOM_MODULE" ||
+			env+=" SOM_NO_FIRMWARE_MAP=1"
 	fi
 	if [[ -n $SOM_VM_PMEM ]]; then
 		append+=" memmap=${SOM_VM_PMEM%@*}!${SOM_VM_PMEM#*@}"

@@ -44,8 +44,10 @@ som_count_results() {
 
 # som_check_skips TIER: print each skip of SOM_SKIPS with its reason, and
 # add a failure for each that SOM_EXPECTED_SKIPS does not list for TIER.
-# Its lines are "TIER NAME REASON...", TIER stock, debug or all, NAME a
-# shell glob matched against the result's name.
+# Its lines are "TIER NAME REASON...", TIER stock, debug, all or
+# stock-SERIES (the stock tier on that kernel; TIER stock-7.3 also takes
+# the plain stock lines), NAME a shell glob matched against the result's
+# name.
 som_check_skips() {
 	local tier=$1 skip name reason t pattern rest expected
 	for skip in "${SOM_SKIPS[@]}"; do
@@ -53,7 +55,8 @@ som_check_skips() {
 		expected=
 		while read -r t pattern rest; do
 			[[ -n $t && $t != \#* ]] || continue
-			[[ $t == "$tier" || $t == all ]] || continue
+			[[ $t == "$tier" || $t == all || $tier == "$t"-* ]] ||
+				continue
 			# shellcheck disable=SC2053  # the pattern is a glob
 			if [[ $name == $pattern ]]; then
 				expected=1

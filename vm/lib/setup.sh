@@ -183,6 +183,10 @@ som_setup() {
 	setup_kernel
 	setup_source
 	setup_kselftest
+	SOM_STOCK_KVERSION=$SOM_KVERSION
+	if [[ $SOM_KERNEL != "$SOM_KERNEL_SERIES" ]]; then
+		setup_backports_kernel "$SOM_KERNEL"
+	fi
 	flock -u "$lockfd"
 	exec {lockfd}>&-
 	log "kernel $SOM_KRELEASE ready"
@@ -190,7 +194,7 @@ som_setup() {
 
 som_setup_report() {
 	cat <<-EOT
-	kernel release    $SOM_KRELEASE (package $SOM_KVERSION)
+	kernel release    $SOM_KRELEASE (package $SOM_STOCK_KVERSION)
 	headers (make -C) $SOM_KHEADERS
 	vmlinux (ELF)     $SOM_VMLINUX
 	modules           $SOM_KROOT/lib/modules/$SOM_KRELEASE
