@@ -127,15 +127,12 @@ void shim_layout(size_t len, size_t *head, size_t *tail)
 }
 
 /*
- * A mapping of @head som bytes, aligned to @align (at least 2 MiB, 1 GiB
- * from 1 GiB up), and @tail ordinary ones right after it, read-write, in
- * the table as a piece and its PIECE_TAIL; or MAP_FAILED with *err (0
- * if som was not the cause). The whole range is reserved first, so that
- * nothing else is mapped between the two. The tail takes MAP_NORESERVE,
- * MAP_POPULATE and MAP_LOCKED from @flags; the caller populates the head.
+ * shim_map_tailed() once: the pool's refusal is the caller's to handle.
+ * The whole range is reserved first, so that nothing else is mapped
+ * between the two parts.
  */
-void *shim_map_tailed(size_t head, size_t tail, size_t align, int flags,
-		      unsigned int piece_flags, int *err)
+static void *shim_map_tailed_once(size_t head, size_t tail, size_t align,
+				  int flags, unsigned int piece_flags, int *err)
 {
 	const int prot = PROT_READ | PROT_WRITE;
 	const int anon = MAP_PRIVATE | MAP_ANONYMOUS;
@@ -191,10 +188,38 @@ void *shim_map_tailed(size_t head, size_t tail, size_t align, int flags,
 	return p;
 }
 
+/* Did som fail for want of memory? Then kept malloc() blocks may help. */
+static bool shim_pool_short(int err)
+{
+	return err == -ENOSPC || err == -ENOMEM;
+}
+
 /*
- * A som mapping for mmap() or malloc(), or MAP_FAILED with *err. When the
- * pool is short, the freed malloc() blocks this process keeps go back to
- * it first (malloc_cache.c).
+ * A mapping of @head som bytes, aligned to @align (at least 2 MiB, 1 GiB
+ * from 1 GiB up), and @tail ordinary ones right after it, read-write, in
+ * the table as a piece and its PIECE_TAIL; or MAP_FAILED with *err (0
+ * if som was not the cause). When the pool is short, the freed malloc()
+ * blocks this process keeps go back to it first (malloc_cache.c). The
+ * tail takes MAP_NORESERVE, MAP_POPULATE and MAP_LOCKED from @flags, and
+ * MAP_POPULATE faults the head in too.
+ */
+void *shim_map_tailed(size_t head, size_t tail, size_t align, int flags,
+		      unsigned int piece_flags, int *err)
+{
+	void *p;
+
+	p = shim_map_tailed_once(head, tail, align, flags, piece_flags, err);
+	if (p == MAP_FAILED && shim_pool_short(*err) && mcache_trim())
+		p = shim_map_tailed_once(head, tail, align, flags, piece_flags,
+					 err);
+	if (p != MAP_FAILED && (flags & MAP_POPULATE))
+		som_populate((uintptr_t)p, (uintptr_t)p + head);
+	return p;
+}
+
+/*
+ * A som mapping for mmap() or malloc(), or MAP_FAILED with *err; the pool
+ * short, as shim_map_tailed().
  */
 void *shim_map(void *addr, size_t len, int prot, int flags,
 	       unsigned int piece_flags, int *err)
@@ -204,8 +229,7 @@ void *shim_map(void *addr, size_t len, int prot, int flags,
 	tbl_lock();
 	p = shim_map_locked(addr, len, prot, flags, piece_flags, err);
 	tbl_unlock();
-	if (p == MAP_FAILED && (*err == -ENOSPC || *err == -ENOMEM) &&
-	    mcache_trim()) {
+	if (p == MAP_FAILED && shim_pool_short(*err) && mcache_trim()) {
 		tbl_lock();
 		p = shim_map_locked(addr, len, prot, flags, piece_flags, err);
 		tbl_unlock();
@@ -245,12 +269,6 @@ SHIM_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd,
 		    !(flags & (MAP_FIXED | MAP_FIXED_NOREPLACE))) {
 			/* Whole blocks on som, the rest ordinary memory. */
 			p = shim_map_tailed(head, tail, 0, flags, 0, &err);
-			if (p == MAP_FAILED &&
-			    (err == -ENOSPC || err == -ENOMEM) && mcache_trim())
-				p = shim_map_tailed(head, tail, 0, flags, 0,
-						    &err);
-			if (p != MAP_FAILED && (flags & MAP_POPULATE))
-				som_populate((uintptr_t)p, (uintptr_t)p + head);
 		}
 		/* Not tailed, or not for want of som: in one piece. */
 		if (p == MAP_FAILED && !err)

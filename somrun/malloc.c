@@ -175,11 +175,8 @@ static void *front_alloc(size_t size, size_t align, bool zero, bool *failed)
 			memset(p, 0, size);
 		return p;
 	}
+	/* The pool short, the blocks this process keeps go back first. */
 	p = front_map(head, tail, align, &err);
-	/* The pool is short: the blocks this process keeps go back first. */
-	if (p == MAP_FAILED && (err == -ENOSPC || err == -ENOMEM) &&
-	    mcache_trim())
-		p = front_map(head, tail, align, &err);
 	if (p == MAP_FAILED) {
 		/* As for mmap(): ordinary memory, or none if asked so. */
 		*failed = err && !som_fallback_allowed(head + tail, err);
