@@ -16,26 +16,15 @@
 #include <linux/pfn_t.h>
 #endif
 
-/* Huge PFN entries: a pfn_t with PFN_DEV (no struct page), later a pfn. */
-static inline vm_fault_t som_insert_pfn_pmd(struct vm_fault *vmf,
-					    unsigned long pfn, bool write)
-{
+/*
+ * The pfn argument of vmf_insert_pfn_pmd() and _pud(): a pfn_t with
+ * PFN_DEV (no struct page) where pfn_t exists, the pfn itself after.
+ */
 #ifdef SOM_HAVE_PFN_T
-	return vmf_insert_pfn_pmd(vmf, __pfn_to_pfn_t(pfn, PFN_DEV), write);
+#define som_pfn_arg(pfn)	__pfn_to_pfn_t(pfn, PFN_DEV)
 #else
-	return vmf_insert_pfn_pmd(vmf, pfn, write);
+#define som_pfn_arg(pfn)	(pfn)
 #endif
-}
-
-static inline vm_fault_t som_insert_pfn_pud(struct vm_fault *vmf,
-					    unsigned long pfn, bool write)
-{
-#ifdef SOM_HAVE_PFN_T
-	return vmf_insert_pfn_pud(vmf, __pfn_to_pfn_t(pfn, PFN_DEV), write);
-#else
-	return vmf_insert_pfn_pud(vmf, pfn, write);
-#endif
-}
 
 /*
  * Has the process turned THP off for all its VMAs with

@@ -113,13 +113,13 @@ static vm_fault_t som_fault_insert(struct vm_fault *vmf, unsigned int order,
 #ifdef CONFIG_ARCH_SUPPORTS_PUD_PFNMAP
 	if (order == PUD_ORDER) {
 		atomic_long_inc(&som_fault_stats.pud);
-		return som_insert_pfn_pud(vmf, pfn, write);
+		return vmf_insert_pfn_pud(vmf, som_pfn_arg(pfn), write);
 	}
 #endif
 #ifdef CONFIG_ARCH_SUPPORTS_PMD_PFNMAP
 	if (order == PMD_ORDER) {
 		atomic_long_inc(&som_fault_stats.pmd);
-		return som_insert_pfn_pmd(vmf, pfn, write);
+		return vmf_insert_pfn_pmd(vmf, som_pfn_arg(pfn), write);
 	}
 #endif
 	return VM_FAULT_FALLBACK;
