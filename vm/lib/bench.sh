@@ -54,7 +54,7 @@ bench_host_info() {
 	vm_cpus=$SOM_VM_SMP
 	vm_cpu_model=$SOM_VM_CPU
 	vm_cmdline=$SOM_BENCH_APPEND
-	guest_kernel_package=$SOM_KVERSION
+	guest_kernel_package=$SOM_STOCK_KVERSION
 	commit=$(git -C "$REPO" describe --always --dirty 2>/dev/null)
 	EOT
 }
