@@ -15,7 +15,9 @@
 #define _GNU_SOURCE
 #include <malloc.h>
 #include <pthread.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 
 #include "kselftest_harness.h"
 #include "som_util.h"
@@ -189,6 +191,47 @@ TEST_F(somrun, one_gib_mapping_gets_one_entry)
 	EXPECT_EQ((long long)GiB, pool_used());
 	EXPECT_EQ(0, munmap(p, GiB));
 	EXPECT_EQ(0, pool_used());
+}
+
+#ifndef PR_THP_DISABLE_EXCEPT_ADVISED
+#define PR_THP_DISABLE_EXCEPT_ADVISED	(1 << 1)
+#endif
+
+/*
+ * prctl(PR_SET_THP_DISABLE), as redis sets it: where the kernel has the
+ * milder form that spares MADV_HUGEPAGE VMAs (7.3), the shim asks for it
+ * and a som GiB keeps its 1 GiB entry; elsewhere (6.12) the call goes
+ * through and som maps 2 MiB from ->fault(). The program reads back what
+ * it set either way.
+ */
+TEST_F(somrun, thp_disable_leaves_som_its_large_entries)
+{
+	struct som_mapping m;
+	bool milder;
+	char *p;
+
+	/* The kernel's own answer, past the shim. */
+	milder = !syscall(SYS_prctl, PR_SET_THP_DISABLE, 1UL,
+			  (unsigned long)PR_THP_DISABLE_EXCEPT_ADVISED, 0UL, 0UL);
+	ASSERT_EQ(0, syscall(SYS_prctl, PR_SET_THP_DISABLE, 0UL, 0UL, 0UL, 0UL));
+	TH_LOG("the kernel %s PR_THP_DISABLE_EXCEPT_ADVISED",
+	       milder ? "has" : "does not have");
+
+	ASSERT_EQ(0, prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0));
+	EXPECT_EQ(1, prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0));
+	EXPECT_EQ(milder ? 1 | PR_THP_DISABLE_EXCEPT_ADVISED : 1,
+		  syscall(SYS_prctl, PR_GET_THP_DISABLE, 0UL, 0UL, 0UL, 0UL));
+	p = map_anon(GiB);
+	ASSERT_NE(MAP_FAILED, p);
+	ASSERT_EQ(0, (uintptr_t)p % GiB);
+	touch_pages(p, GiB);
+	ASSERT_TRUE(on_som(p + GiB / 2, &m));
+	EXPECT_EQ(milder && som_cpu_has_gbpages() ? GiB : 2 * MiB,
+		  m.page_size);
+	EXPECT_EQ(0, munmap(p, GiB));
+
+	EXPECT_EQ(0, prctl(PR_SET_THP_DISABLE, 0, 0, 0, 0));
+	EXPECT_EQ(0, prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0));
 }
 
 TEST_F(somrun, munmap_of_a_piece_frees_its_memory)
