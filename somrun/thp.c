@@ -15,7 +15,6 @@
  * through as it is.
  */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <stdarg.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>

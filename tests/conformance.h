@@ -360,44 +360,29 @@ static char *conf_trim(char *s)
 
 #define CONF_MATRIX_SECTION	"## Differences the suite checks"
 
-/*
- * Whether a row is for the running kernel: a first cell `key` (6.12) holds
- * only on kernels of that series (uname's "major.minor"), a plain `key`
- * on all.
- */
-static int conf_row_for_this_kernel(const char *cell)
+/* The running kernel's series, "major.minor" of uname's release: 6.12. */
+static const char *conf_kernel_series(void)
 {
-	static char series[sizeof(((struct utsname *)0)->release)];
-	const char *open = strstr(cell, "` (");
+	static char series[32];
+	int major, minor;
 	struct utsname u;
-	char *dot;
 
-	if (!open)
-		return 1;
-	if (!series[0] && !uname(&u)) {
-		snprintf(series, sizeof(series), "%s", u.release);
-		dot = strchr(series, '.');
-		if (dot)
-			dot = strchr(dot + 1, '.');
-		if (dot)
-			*dot = 0;
-		dot = strchr(series, '-');
-		if (dot)
-			*dot = 0;
-	}
-	return !strncmp(open + 3, series, strlen(series)) &&
-	       open[3 + strlen(series)] == ')';
+	if (!series[0] && !uname(&u) &&
+	    sscanf(u.release, "%d.%d", &major, &minor) == 2)
+		snprintf(series, sizeof(series), "%d.%d", major, minor);
+	return series;
 }
 
 /*
- * Rows are the table lines of that section whose first cell is a `key`,
- * and that hold on this kernel.
+ * Rows are the table lines of that section whose first cell is a `key`;
+ * a `key` (6.12) holds only on kernels of that series.
  */
 static void conf_parse_matrix(void)
 {
 	char *text = strdup(conf_matrix_md), *line, *save, *cell, *csave;
 	struct conf_row *row;
-	char *paren;
+	char *series;
+	size_t len;
 	int i, in_section = 0;
 
 	conf_rows = calloc(1024, sizeof(*conf_rows));
@@ -409,11 +394,14 @@ static void conf_parse_matrix(void)
 		    conf_nr_rows >= 1024)
 			continue;
 		cell = strtok_r(line, "|", &csave);
-		if (!conf_row_for_this_kernel(cell))
-			continue;
-		paren = strstr(cell, "` (");
-		if (paren)
-			paren[1] = 0;
+		series = strstr(cell, "` (");
+		if (series) {
+			len = strlen(conf_kernel_series());
+			if (strncmp(series + 3, conf_kernel_series(), len) ||
+			    series[3 + len] != ')')
+				continue;
+			series[1] = 0;
+		}
 		row = &conf_rows[conf_nr_rows++];
 		snprintf(row->key, CONF_KEY_LEN, "%s", conf_trim(cell));
 		for (i = 0; i < CONF_NR_BACKINGS; i++) {
