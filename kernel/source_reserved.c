@@ -4,18 +4,25 @@
  *
  * Booting with memmap=2G$4G makes the firmware map say 4-6 GiB is
  * "Reserved": the kernel then builds no struct page for it and never
- * touches it. An administrator gives such ranges to som as SIZE@START,
+ * touches it. On arm64 a no-map node under /reserved-memory (or UEFI
+ * memory of a type that is not usable) keeps a range out of the kernel's
+ * linear map, though not out of its memory map: such memory has struct
+ * pages there. An administrator gives such ranges to som as SIZE@START,
  * either as the module parameter ranges= or through the sysfs file
  * add_range, or through SOM_IOC_SOURCE_ADD. A range is accepted only if
  * it is 1 GiB aligned, lies wholly inside memory the kernel's memory map
- * calls reserved (not System RAM), is RAM as far as a module can tell
- * (on x86, where the kernel exports it to modules, the firmware's own
- * E820 map, before memmap= changed it, says RAM for every 2 MiB of it: no
- * MMIO, no ACPI tables, no hole; elsewhere the administrator's word is
- * taken), and overlaps nothing already in the pool.
+ * calls reserved (not System RAM; on arm64: no-map memory), is RAM as far
+ * as a module can tell (on x86, where the kernel exports it to modules,
+ * the firmware's own E820 map, before memmap= changed it, says RAM for
+ * every 2 MiB of it: no MMIO, no ACPI tables, no hole; elsewhere the
+ * administrator's word is taken: arm64 keeps ACPI tables, firmware
+ * carve-outs and bad RAM out of its linear map alike), and overlaps
+ * nothing already in the pool. All of that is decided before anything is
+ * claimed.
  *
  * While in the pool the range is claimed as an exclusive "som" resource,
- * a child of the "Reserved" one in /proc/iomem: no driver can claim it,
+ * a child of the "Reserved" (arm64: "reserved") one in /proc/iomem: no
+ * driver can claim it,
  * and /dev/mem refuses it (CONFIG_STRICT_DEVMEM), as it refuses System
  * RAM. Removing it gives nothing back to the kernel: the claim goes, and
  * the range stays reserved, ready to be added again.
@@ -44,6 +51,41 @@ static const struct som_source_ops som_reserved_ops = {
 	.kind = "reserved",
 	.release = som_reserved_release,
 };
+
+#ifdef CONFIG_ARM64
+#define SOM_RESERVE_HOW "a no-map node under /reserved-memory"
+
+/*
+ * arm64 lists no-map memory as top-level "reserved" resources without a
+ * descriptor (request_standard_resources()), and a name is no ABI; the
+ * kernel's own test is per pfn: memory it has a memory map for
+ * (pfn_valid()) but keeps out of its linear map (!pfn_is_map_memory()).
+ * A hole in a section that holds memory elsewhere passes that test too:
+ * /proc/iomem must show something over every byte as well.
+ */
+static bool som_reserved_is_reserved(u64 start, u64 size)
+{
+	unsigned long pfn;
+
+	if (!som_range_is_covered(start, size, IORES_DESC_NONE))
+		return false;
+	for (pfn = PHYS_PFN(start); pfn < PHYS_PFN(start + size); pfn++) {
+		if (!pfn_valid(pfn) || pfn_is_map_memory(pfn))
+			return false;
+		if (IS_ALIGNED(pfn, PTRS_PER_PMD))
+			cond_resched();
+	}
+	return true;
+}
+#else
+#define SOM_RESERVE_HOW "boot with memmap=SIZE$START"
+
+/* e820 gives each reserved entry the descriptor IORES_DESC_RESERVED. */
+static bool som_reserved_is_reserved(u64 start, u64 size)
+{
+	return som_range_is_covered(start, size, IORES_DESC_RESERVED);
+}
+#endif
 
 #if defined(CONFIG_X86) && defined(SOM_HAVE_E820_RAW)
 /*
@@ -114,9 +156,9 @@ int som_reserved_add(u64 start, u64 size, bool unmovable, char *name)
 				   size, start);
 		return -EINVAL;
 	}
-	if (!som_range_is_covered(start, size, IORES_DESC_RESERVED)) {
-		pr_err_ratelimited("range %#llx@%#llx refused: not reserved memory (boot with memmap=SIZE$START)\n",
-				   size, start);
+	if (!som_reserved_is_reserved(start, size)) {
+		pr_err_ratelimited("range %#llx@%#llx refused: not reserved memory (%s)\n",
+				   size, start, SOM_RESERVE_HOW);
 		return -EINVAL;
 	}
 
