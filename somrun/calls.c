@@ -36,6 +36,10 @@
 #ifndef MADV_COLLAPSE
 #define MADV_COLLAPSE		25
 #endif
+/* x86 only: elsewhere no mmap() asks for it. */
+#ifndef MAP_32BIT
+#define MAP_32BIT		0
+#endif
 
 /* Lengths the kernel will refuse anyway, and that rounding would wrap. */
 static bool shim_len_ok(size_t len)
