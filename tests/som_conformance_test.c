@@ -37,8 +37,6 @@ FIXTURE_SETUP(conformance)
 	self->free_start = -1;
 	if (access(SOM_DEV, F_OK))
 		SKIP(return, "som.ko is not loaded");
-	if (!som_cpu_has_gbpages())
-		SKIP(return, "the CPU has no 1 GiB pages (pdpe1gb)");
 	self->free_start = som_stat("free_bytes");
 	ASSERT_LE(2 * (long long)GiB, self->free_start)
 		TH_LOG("the conformance suite needs a pool of at least 2 GiB");

@@ -38,8 +38,13 @@
  */
 #define SLOW_TIMEOUT	120
 
-#define JEMALLOC	"/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
-#define TCMALLOC	"/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4"
+#if defined(__aarch64__)
+#define LIBDIR		"/usr/lib/aarch64-linux-gnu"
+#else
+#define LIBDIR		"/usr/lib/x86_64-linux-gnu"
+#endif
+#define JEMALLOC	LIBDIR "/libjemalloc.so.2"
+#define TCMALLOC	LIBDIR "/libtcmalloc_minimal.so.4"
 
 static const char *self_exe;
 

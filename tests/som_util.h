@@ -246,7 +246,12 @@ static inline int som_probe(void *addr, int write)
 	return som_probe_sig;
 }
 
-/* Does the CPU have 1 GiB pages (so that som can map 1 GiB entries)? */
+/*
+ * Does the CPU have 1 GiB pages (so that som can map 1 GiB entries)? x86
+ * says so with pdpe1gb; an arm64 CPU has them, but the kernel maps no 1
+ * GiB PFN entries there (HAVE_ARCH_TRANSPARENT_HUGEPAGE_PUD is x86 only),
+ * and its /proc/cpuinfo has no "flags" line: no.
+ */
 static inline int som_cpu_has_gbpages(void)
 {
 	char line[4096];
@@ -260,6 +265,18 @@ static inline int som_cpu_has_gbpages(void)
 			found = 1;
 	fclose(f);
 	return found;
+}
+
+/* The largest entry som maps on this machine: 1 GiB, else 2 MiB. */
+static inline long long som_largest_entry(void)
+{
+	return som_cpu_has_gbpages() ? 1LL << 30 : 2LL << 20;
+}
+
+/* The fault counter (sysfs) of entries of @size: 1 GiB or 2 MiB. */
+static inline const char *som_fault_stat(long long size)
+{
+	return size == 1LL << 30 ? "faults_pud" : "faults_pmd";
 }
 
 /* mmap @len of @fd shared, read-write, wherever the kernel puts it. */
