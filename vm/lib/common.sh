@@ -12,6 +12,7 @@
 #   SOM_SOMRUN_DIR  somrun and its preload, in <dir>/out/  ($REPO/somrun)
 #   SOM_UAPI_DIR    -I path for <linux/som.h>              ($REPO/include/uapi)
 #   SOM_KERNEL      the stock tier's kernel series         (6.12)
+#   SOM_ARCH        the stock tier's architecture          (x86_64)
 
 : "${REPO:?REPO must be set before sourcing common.sh}"
 
@@ -29,6 +30,9 @@ SOM_UAPI_DIR=${SOM_UAPI_DIR:-$REPO/include/uapi}
 # (Debian's trixie-backports kernel, vm/lib/backports.sh).
 SOM_KERNEL_SERIES=6.12
 SOM_KERNEL=${SOM_KERNEL:-$SOM_KERNEL_SERIES}
+# x86_64, or arm64 (vm/run --arch arm64, vm/lib/arm64.sh): the stock tier
+# then boots Debian's arm64 kernel in qemu-system-aarch64.
+SOM_ARCH=${SOM_ARCH:-x86_64}
 
 # Progress messages go to stderr so that stdout stays clean for results.
 log() { printf 'vm: %s\n' "$*" >&2; }

@@ -24,8 +24,10 @@
 #                       libraries of these and of dynamic /som/bin programs
 
 # The legacy pmem drivers: the stock tier's device DAX (the debug kernel
-# has them built in).
+# has them built in). arm64's virt machine has no legacy pmem: there
+# SOM_VM_MODULES_ARM64 (none) is used instead.
 SOM_VM_MODULES=${SOM_VM_MODULES-nd_e820 nd_pmem dax_pmem device_dax}
+SOM_VM_MODULES_ARM64=${SOM_VM_MODULES_ARM64-}
 # Modules the tests load and unload themselves: VFIO's type1 backend, which
 # som.ko refuses (kernel/dma_guard.c).
 SOM_VM_TEST_MODULES=${SOM_VM_TEST_MODULES-vfio_iommu_type1}
@@ -88,10 +90,11 @@ stage_module_dir() {
 }
 
 stage_modules() {
-	local root=$1 deps
+	local root=$1 deps mods=$SOM_VM_MODULES
+	[[ $SOM_ARCH != arm64 ]] || mods=$SOM_VM_MODULES_ARM64
 	deps=$(modinfo -F depends "$SOM_MODULE" | tr ',' ' ')
 	# shellcheck disable=SC2086  # word splitting wanted: lists of names
-	stage_module_dir "$root/som/modules" $deps ${SOM_VM_MODULES:-}
+	stage_module_dir "$root/som/modules" $deps $mods
 	[[ ! -f $root/som/modules/order ]] ||
 		log "guest preloads: $(tr '\n' ' ' <"$root/som/modules/order")"
 	# shellcheck disable=SC2086
@@ -106,8 +109,14 @@ som_initramfs() {
 	rm -rf "$root"
 	mkdir -p "$root"/{bin,dev,proc,sys,tmp,som/bin,som/guest}
 
+	# The applets are listed by the host's busybox: Debian 12's, as the
+	# arm64 sysroot's.
 	bb=$(command -v busybox) || die "busybox not found"
-	cp "$bb" "$root/bin/busybox"
+	if [[ $SOM_ARCH == arm64 ]]; then
+		cp "$SOM_SYSROOT/bin/busybox" "$root/bin/busybox"
+	else
+		cp "$bb" "$root/bin/busybox"
+	fi
 	for applet in $("$bb" --list); do
 		[[ -e $root/bin/$applet ]] || ln -s busybox "$root/bin/$applet"
 	done
@@ -129,10 +138,18 @@ som_initramfs() {
 		[[ -f $f ]] || continue
 		cp "$f" "$root/som/somfuzz/repro/"
 	done
-	stage_programs "$root"
+	if [[ $SOM_ARCH == arm64 ]]; then
+		stage_programs_arm64 "$root"
+	else
+		stage_programs "$root"
+	fi
 	for f in "${SOM_BINARIES[@]}"; do
 		cp "$f" "$root/som/bin/"
-		stage_libraries "$root" "$f"
+		if [[ $SOM_ARCH == arm64 ]]; then
+			stage_libraries_arm64 "$root" "$f"
+		else
+			stage_libraries "$root" "$f"
+		fi
 	done
 	# Debian's in-kernel modules fit the stock kernel only.
 	[[ ${SOM_VM_TIER:-stock} != stock ]] || stage_modules "$root"

@@ -5,12 +5,17 @@
 #   SOM_VM_TIMEOUT       seconds before a hung guest is killed (default:
 #                        per command: for test 1800 on the stock tier and
 #                        5400 on the debug tier (see vm/run), 300 for demo)
-#   SOM_VM_MEM           guest RAM (16G: with q35, 0-2 GiB and 4-18 GiB)
+#   SOM_VM_MEM           guest RAM (16G: with q35, 0-2 GiB and 4-18 GiB;
+#                        on arm64's virt 1-17 GiB)
 #   SOM_VM_SMP           guest CPUs (2)
 #   SOM_VM_NODES         NUMA nodes (2): RAM and CPUs split evenly, so
 #                        node 0 is 0-2 and 4-10 GiB, node 1 10-18 GiB
+#                        (arm64: 1-9 and 9-17 GiB)
 #   SOM_VM_CPU           -cpu model (qemu64,+pdpe1gb; not `max`: 6.12 under
 #                        multi-threaded TCG oopses at boot now and then)
+#   SOM_VM_CPU_ARM64     -cpu model on arm64 (max,pauth-impdef=on: every
+#                        feature TCG has, with QEMU's cheap pointer
+#                        authentication instead of the architected one)
 #   SOM_VM_RESERVE_SIZE  size of the memmap= reservation (2G)
 #   SOM_VM_RESERVE_BASE  its physical start (4G); the guest gets it as
 #                        SOM_RANGES=<size>@<base>
@@ -24,7 +29,8 @@
 #                        SOM_NO_FIRMWARE_MAP=1 if som.ko cannot read the
 #                        firmware's E820 map on this kernel
 #   SOM_VM_PMEM          legacy persistent memory, memmap=SIZE!START
-#                        (3G@14G, node 1), for device DAX; SOM_PMEM
+#                        (3G@14G, node 1), for device DAX; SOM_PMEM (x86
+#                        only)
 #   SOM_VM_HUGEPAGES     1 GiB hugetlb pages reserved at boot (2)
 #   SOM_VM_DIMM          a memory device plugged in at boot (1G), as on a
 #                        machine with hot-pluggable memory: the kernel
@@ -32,7 +38,8 @@
 #                        online_movable), where the buddy source can always
 #                        find a free 1 GiB run (ZONE_MOVABLE made with
 #                        movablecore= holds the kernel's own top-down boot
-#                        allocations); on node 0
+#                        allocations); on node 0 (x86 only: arm64's virt
+#                        machine plugs memory devices through ACPI only)
 #   SOM_VM_LOGLEVEL      console loglevel (5: warnings and worse)
 #   SOM_VM_APPEND        extra kernel command-line words
 #   SOM_VM_LOG_ALLOW     ERE; log lines matching it are not counted as
@@ -54,6 +61,7 @@ SOM_VM_PMEM=${SOM_VM_PMEM:-3G@14G}
 SOM_VM_HUGEPAGES=${SOM_VM_HUGEPAGES:-2}
 SOM_VM_DIMM=${SOM_VM_DIMM:-1G}
 SOM_VM_CPU=${SOM_VM_CPU:-qemu64,+pdpe1gb}
+SOM_VM_CPU_ARM64=${SOM_VM_CPU_ARM64:-max,pauth-impdef=on}
 SOM_VM_RESERVE_SIZE=${SOM_VM_RESERVE_SIZE:-2G}
 SOM_VM_RESERVE_BASE=${SOM_VM_RESERVE_BASE:-4G}
 # Not `quiet`: that is loglevel 4, which hides WARN() splats and lockdep
@@ -72,7 +80,8 @@ SOM_VM_LOG_PATTERNS=(
 # Boots with somvm.guest=NAME (the guest runs /som/guest/NAME.sh), echoes
 # the console live and tees it to $SOM_OUT/vm-NAME.log. The guest's /init
 # ends with the line "SOM-GUEST-DONE status=N", N its script's exit
-# status, and then makes QEMU exit with that status (isa-debug-exit):
+# status, and then makes QEMU exit with that status (isa-debug-exit, or
+# semihosting on arm64):
 # the line is what counts, QEMU's exit status only backs it up. Sets:
 #   SOM_VM_LOG      the log file
 #   SOM_VM_STATUS   the guest script's exit status from that line, or ""
@@ -86,36 +95,43 @@ som_vm_boot() {
 	SOM_VM_STATUS=
 	SOM_VM_PROBLEM=
 
-	# `$` must reach the kernel literally: it is a plain array element,
-	# never re-evaluated by a shell.
-	local memmap="memmap=${SOM_VM_RESERVE_SIZE}\$${SOM_VM_RESERVE_BASE}"
-	local ranges="somvm.ranges=${SOM_VM_RESERVE_SIZE}@${SOM_VM_RESERVE_BASE}"
 	local tier=${SOM_VM_TIER:-stock} kernel=$SOM_VMLINUX
 	[[ $tier == stock ]] || kernel=$SOM_DEBUG_VMLINUX
-	local append="console=ttyS0 panic=-1 loglevel=$SOM_VM_LOGLEVEL $memmap $ranges somvm.guest=$name somvm.tier=$tier"
-	local env="${SOM_GUEST_ENV:-}"
-	if [[ -n $SOM_VM_SPARE ]]; then
-		append+=" memmap=${SOM_VM_SPARE%@*}\$${SOM_VM_SPARE#*@}"
-		env+=" SOM_SPARE_RANGES=$SOM_VM_SPARE"
-	fi
-	if [[ -n $SOM_VM_NOT_RAM ]]; then
-		append+=" memmap=${SOM_VM_NOT_RAM%@*}\$${SOM_VM_NOT_RAM#*@}"
-		env+=" SOM_NOT_RAM=$SOM_VM_NOT_RAM"
+	local append="panic=-1 loglevel=$SOM_VM_LOGLEVEL somvm.ranges=${SOM_VM_RESERVE_SIZE}@${SOM_VM_RESERVE_BASE} somvm.guest=$name somvm.tier=$tier"
+	local env="${SOM_GUEST_ENV:-}" range
+	[[ -z $SOM_VM_SPARE ]] || env+=" SOM_SPARE_RANGES=$SOM_VM_SPARE"
+	[[ -z $SOM_VM_NOT_RAM ]] || env+=" SOM_NOT_RAM=$SOM_VM_NOT_RAM"
+	if [[ $SOM_ARCH == x86_64 ]]; then
+		append="console=ttyS0 $append"
+		# `$` must reach the kernel literally: it is a plain array
+		# element, never re-evaluated by a shell.
+		for range in "${SOM_VM_RESERVE_SIZE}@${SOM_VM_RESERVE_BASE}" \
+			     ${SOM_VM_SPARE:+"$SOM_VM_SPARE"} ${SOM_VM_NOT_RAM:+"$SOM_VM_NOT_RAM"}; do
+			append+=" memmap=${range%@*}\$${range#*@}"
+		done
 		# A kernel that exports the firmware's map to KVM only (7.3)
 		# leaves som.ko the kernel's map: see source_reserved.c.
-		grep -qa e820__mapped_raw_any "$SOM_MODULE" ||
+		if [[ -n $SOM_VM_NOT_RAM ]] &&
+		   ! grep -qa e820__mapped_raw_any "$SOM_MODULE"; then
 			env+=" SOM_NO_FIRMWARE_MAP=1"
-	fi
-	if [[ -n $SOM_VM_PMEM ]]; then
-		append+=" memmap=${SOM_VM_PMEM%@*}!${SOM_VM_PMEM#*@}"
-		env+=" SOM_PMEM=$SOM_VM_PMEM"
+		fi
+		if [[ -n $SOM_VM_PMEM ]]; then
+			append+=" memmap=${SOM_VM_PMEM%@*}!${SOM_VM_PMEM#*@}"
+			env+=" SOM_PMEM=$SOM_VM_PMEM"
+		fi
+	else
+		# The reserved ranges are no-map /reserved-memory nodes in the
+		# device tree (som_arm64_dtb); the one that is not RAM is
+		# reserved where the machine has no memory, so the kernel's
+		# map leaves it out. virt has no legacy pmem.
+		append="console=ttyAMA0 $append"
 	fi
 	if ((SOM_VM_HUGEPAGES)); then
 		append+=" hugepagesz=1G hugepages=$SOM_VM_HUGEPAGES"
 		env+=" SOM_HUGEPAGES=$SOM_VM_HUGEPAGES"
 	fi
 	local dimm=()
-	if [[ -n $SOM_VM_DIMM ]]; then
+	if [[ -n $SOM_VM_DIMM && $SOM_ARCH == x86_64 ]]; then
 		append+=" memhp_default_state=online_movable"
 		dimm=(-object "memory-backend-ram,id=dimm0,size=$SOM_VM_DIMM"
 		      -device "pc-dimm,id=dimm0,memdev=dimm0,node=0")
@@ -149,13 +165,27 @@ som_vm_boot() {
 	fi
 
 	# shellcheck disable=SC2054  # the commas belong to qemu's options
-	local qemu=(qemu-system-x86_64
-		-machine q35 -accel tcg -cpu "$SOM_VM_CPU"
-		-m "$SOM_VM_MEM,slots=2,maxmem=$((mem_mib + 4096))M" "${numa[@]}" "${dimm[@]}"
-		-smp "$SOM_VM_SMP,sockets=$SOM_VM_SMP,cores=1,threads=1"
-		-nodefaults -display none -serial stdio -no-reboot
-		-kernel "$kernel" -initrd "$SOM_INITRAMFS" -append "$append"
-		-device isa-debug-exit,iobase=0xf4,iosize=4)
+	local qemu
+	if [[ $SOM_ARCH == x86_64 ]]; then
+		qemu=(qemu-system-x86_64
+			-machine q35 -accel tcg -cpu "$SOM_VM_CPU"
+			-m "$SOM_VM_MEM,slots=2,maxmem=$((mem_mib + 4096))M"
+			"${numa[@]}" "${dimm[@]}"
+			-device isa-debug-exit,iobase=0xf4,iosize=4)
+	else
+		qemu=(qemu-system-aarch64
+			-machine virt,gic-version=3 -accel tcg -cpu "$SOM_VM_CPU_ARM64"
+			-m "$SOM_VM_MEM" "${numa[@]}"
+			-semihosting-config enable=on,target=native,userspace=on)
+	fi
+	qemu+=(-smp "$SOM_VM_SMP,sockets=$SOM_VM_SMP,cores=1,threads=1"
+		-nodefaults -display none -serial stdio -no-reboot)
+	if [[ $SOM_ARCH == arm64 ]]; then
+		local dtb=$SOM_OUT/vm-$name.dtb
+		som_arm64_dtb "$dtb" "${qemu[@]}"
+		qemu+=(-dtb "$dtb")
+	fi
+	qemu+=(-kernel "$kernel" -initrd "$SOM_INITRAMFS" -append "$append")
 
 	log "booting '$name' (timeout ${timeout}s, log $SOM_VM_LOG)"
 	log "kernel command line: $append"
@@ -164,18 +194,22 @@ som_vm_boot() {
 	rc=${PIPESTATUS[0]}
 	set -e
 
-	# isa-debug-exit makes QEMU exit with (byte << 1) | 1.
+	# isa-debug-exit makes QEMU exit with (byte << 1) | 1; arm64's
+	# semihosting exit with the byte itself.
 	local how qemu_status=
-	case $rc in
-	124 | 137) how="timed out after ${timeout}s, guest killed" ;;
-	0) how="QEMU exited without a status (poweroff, or a panic's reboot)" ;;
-	*) if ((rc % 2)); then
+	if ((rc == 124 || rc == 137)); then
+		how="timed out after ${timeout}s, guest killed"
+	elif [[ $SOM_ARCH == arm64 ]]; then
+		qemu_status=$rc
+		how="QEMU exited with status $rc"
+	elif ((rc == 0)); then
+		how="QEMU exited without a status (poweroff, or a panic's reboot)"
+	elif ((rc % 2)); then
 		qemu_status=$((rc >> 1))
 		how="QEMU exited with the guest's status $qemu_status"
-	   else
+	else
 		how="QEMU failed with status $rc"
-	   fi ;;
-	esac
+	fi
 	SOM_VM_STATUS=$(som_vm_done_status "$SOM_VM_LOG")
 	if [[ -z $SOM_VM_STATUS ]]; then
 		SOM_VM_PROBLEM="no SOM-GUEST-DONE line: the guest died, hung or panicked before its end; $how"

@@ -186,6 +186,8 @@ som_setup() {
 	SOM_STOCK_KVERSION=$SOM_KVERSION
 	if [[ $SOM_KERNEL != "$SOM_KERNEL_SERIES" ]]; then
 		setup_backports_kernel "$SOM_KERNEL"
+	elif [[ $SOM_ARCH == arm64 ]]; then
+		setup_arm64
 	fi
 	flock -u "$lockfd"
 	exec {lockfd}>&-
