@@ -14,6 +14,7 @@
  * least 1 GiB in its pool.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <stdio.h>
 #include <sys/mman.h>
 
@@ -43,6 +44,7 @@ struct som_run {
 	long long fault_bytes;		/* zeroed in its faults */
 	long long fault_ns;
 	long long free_during;
+	long long struct_page;		/* the kernel's, per GiB of pool */
 };
 
 /* Write one word per 4 KiB page of [p, p + len) and measure the cost. */
@@ -81,6 +83,35 @@ static int run_anon(struct backing *b, int huge)
 	b->meta_what = "struct page";
 	munmap(p, GiB);
 	return 0;
+}
+
+/*
+ * Bytes of the pool that the kernel keeps struct pages for anyway (a
+ * source's struct_page file says 1): hugetlb and buddy memory, and on
+ * arm64 a no-map reserved range (Documentation/kernel-facts.md).
+ */
+static long long pool_struct_page_bytes(void)
+{
+	DIR *dir = opendir(SOM_SYSFS "sources");
+	char path[512];
+	struct dirent *d;
+	long long bytes = 0;
+
+	if (!dir)
+		return 0;
+	while ((d = readdir(dir))) {
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), SOM_SYSFS "sources/%s/struct_page",
+			 d->d_name);
+		if (som_read_ll(path) != 1)
+			continue;
+		snprintf(path, sizeof(path), SOM_SYSFS "sources/%s/bytes",
+			 d->d_name);
+		bytes += som_read_ll(path);
+	}
+	closedir(dir);
+	return bytes;
 }
 
 /* @bytes per GiB of @total, rounded. */
@@ -131,9 +162,11 @@ static int run_som(struct backing *b, struct som_run *r)
 		  som_stat("metadata/chunk_bits_bytes");
 	r->sources = som_stat("metadata/sources_bytes");
 	r->region = som_stat("metadata/regions_bytes");
+	r->struct_page = per_gib(pool_struct_page_bytes() / 4096 * 64,
+				 som_stat("total_bytes"));
 	b->meta_per_gib = per_gib(r->chunks, som_stat("total_bytes")) +
-			  r->table;
-	b->meta_what = "chunk + table";
+			  r->table + r->struct_page;
+	b->meta_what = r->struct_page ? "+ struct page" : "chunk + table";
 	r->free_during = som_stat("free_bytes");
 	munmap(p, GiB);
 	close(fd);
@@ -232,7 +265,8 @@ int main(void)
 	       "  of 2 to 64 GiB has one 576-byte node; a GiB in 2 MiB pieces adds 808); fixed, whatever the\n"
 	       "  memory: %lld bytes = %lld pool, sets and spare bits + %lld source + %lld region;\n"
 	       "  not counted: the file and inode every open file has\n",
-	       b[3].meta_per_gib, per_gib(warm.chunks, total), warm.chunks,
+	       b[3].meta_per_gib - warm.struct_page,
+	       per_gib(warm.chunks, total), warm.chunks,
 	       total / (long long)GiB, warm.table,
 	       warm.pool + warm.sources + warm.region, warm.pool,
 	       warm.sources, warm.region);
@@ -246,11 +280,18 @@ int main(void)
 	printf("\nsom pool: %.2f GiB total; free %.2f GiB before, %.2f GiB while mapped, %.2f GiB after\n",
 	       (double)total / GiB, (double)free_before / GiB,
 	       (double)warm.free_during / GiB, (double)free_after / GiB);
-	printf("struct page would cost %lld bytes per GiB; som spends %lld per GiB, all counted (%.0fx less),\n"
-	       "  plus %lld fixed bytes; a HugeTLB 1 GiB page with HVO keeps 4096 (measured: vm/run bench)\n",
-	       b[0].meta_per_gib, b[3].meta_per_gib,
-	       (double)b[0].meta_per_gib / b[3].meta_per_gib,
-	       warm.pool + warm.sources + warm.region);
+	if (warm.struct_page)
+		printf("the kernel keeps struct pages for this pool's memory anyway (%lld bytes per GiB, counted\n"
+		       "  above; on arm64 for no-map reserved memory too): som saves no metadata here, and spends\n"
+		       "  %lld per GiB of its own plus %lld fixed bytes\n",
+		       warm.struct_page, b[3].meta_per_gib - warm.struct_page,
+		       warm.pool + warm.sources + warm.region);
+	else
+		printf("struct page would cost %lld bytes per GiB; som spends %lld per GiB, all counted (%.0fx less),\n"
+		       "  plus %lld fixed bytes; a HugeTLB 1 GiB page with HVO keeps 4096 (measured: vm/run bench)\n",
+		       b[0].meta_per_gib, b[3].meta_per_gib,
+		       (double)b[0].meta_per_gib / b[3].meta_per_gib,
+		       warm.pool + warm.sources + warm.region);
 	printf("(first-touch times are under QEMU TCG here: indicative only)\n");
 	return free_after == free_before ? 0 : 1;
 }
