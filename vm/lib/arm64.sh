@@ -31,29 +31,20 @@ SOM_ARM64_SYSROOT_PACKAGES=(libc6 busybox-static libjemalloc2 libjemalloc-dev
 			    libtcmalloc-minimal4 memcached libmemcached-tools
 			    redis-server redis-tools stress-ng)
 
-# apt-get or apt-cache on Debian 12's arm64 archive alone.
+SOM_ARM64_APT_OPTIONS=(-o APT::Architecture=arm64 -o APT::Architectures=arm64)
+
+# apt-get or apt-cache on Debian 12's arm64 archive alone (setup.sh).
 arm64_apt() {
-	local dir=$SOM_CACHE/apt-arm64 cmd=$1
+	local cmd=$1
 	shift
-	"$cmd" -q -o Dir::Etc::SourceList="$dir/sources.list" \
-		-o Dir::Etc::SourceParts=/dev/null \
-		-o Dir::State::Lists="$dir/lists" \
-		-o Dir::State::status=/dev/null \
-		-o Dir::Cache="$dir/cache" \
-		-o APT::Architecture=arm64 -o APT::Architectures=arm64 \
-		-o APT::Sandbox::User=root "$@"
+	private_apt arm64 "$cmd" "${SOM_ARM64_APT_OPTIONS[@]}" "$@"
 }
 
 arm64_update() {
-	local dir=$SOM_CACHE/apt-arm64
-	mkdir -p "$dir/lists/partial" "$dir/cache/archives/partial"
-	printf 'deb [arch=arm64] %s bookworm main\ndeb [arch=arm64] %s bookworm-security main\n' \
-		"$SOM_ARM64_MIRROR" "$SOM_ARM64_SECURITY" >"$dir/sources.list"
-	log "apt-get update (arm64)"
-	arm64_apt apt-get update -qq >&2 && return 0
-	compgen -G "$dir/lists/*_Packages*" >/dev/null ||
-		die "apt-get update (arm64) failed"
-	log "apt-get update (arm64) failed: using the lists of an earlier run"
+	private_apt_update arm64 \
+		"deb [arch=arm64] $SOM_ARM64_MIRROR bookworm main
+deb [arch=arm64] $SOM_ARM64_SECURITY bookworm-security main" \
+		"${SOM_ARM64_APT_OPTIONS[@]}"
 }
 
 # Every package SOM_ARM64_SYSROOT_PACKAGES needs, without recommends.

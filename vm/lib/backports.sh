@@ -20,29 +20,14 @@
 
 SOM_BACKPORTS_URI=${SOM_BACKPORTS_URI:-http://deb.debian.org/debian}
 
-# apt-get or apt-cache on trixie-backports alone.
+# apt-get or apt-cache on trixie-backports alone (setup.sh).
 backports_apt() {
-	local dir=$SOM_CACHE/apt-trixie-backports cmd=$1
-	shift
-	"$cmd" -q -o Dir::Etc::SourceList="$dir/sources.list" \
-		-o Dir::Etc::SourceParts=/dev/null \
-		-o Dir::State::Lists="$dir/lists" \
-		-o Dir::State::status=/dev/null \
-		-o Dir::Cache="$dir/cache" \
-		-o APT::Sandbox::User=root "$@"
+	private_apt trixie-backports "$@"
 }
 
 backports_update() {
-	local dir=$SOM_CACHE/apt-trixie-backports
-	mkdir -p "$dir/lists/partial" "$dir/cache/archives/partial"
-	printf 'deb %s trixie-backports main\n' "$SOM_BACKPORTS_URI" \
-		>"$dir/sources.list"
-	log "apt-get update (trixie-backports)"
-	backports_apt apt-get update -qq >&2 && return 0
-	# Offline: the lists of an earlier run still name the kernel cached.
-	compgen -G "$dir/lists/*_Packages*" >/dev/null ||
-		die "apt-get update (trixie-backports) failed"
-	log "apt-get update (trixie-backports) failed: using the lists of an earlier run"
+	private_apt_update trixie-backports \
+		"deb $SOM_BACKPORTS_URI trixie-backports main"
 }
 
 # The ABI that trixie-backports' linux-headers-amd64 depends on today; it

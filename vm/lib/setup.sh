@@ -61,6 +61,36 @@ apt_download() {
 	{ "${dl[@]}" || { apt_update_once && "${dl[@]}"; }; } >&2
 }
 
+# An archive read through an apt configuration of its own in
+# $SOM_CACHE/apt-NAME (its sources.list, lists and package cache): the
+# host's sources and dpkg's state are left alone.
+# private_apt NAME CMD ARGS...: apt-get or apt-cache on that archive alone.
+private_apt() {
+	local dir=$SOM_CACHE/apt-$1 cmd=$2
+	shift 2
+	"$cmd" -q -o Dir::Etc::SourceList="$dir/sources.list" \
+		-o Dir::Etc::SourceParts=/dev/null \
+		-o Dir::State::Lists="$dir/lists" \
+		-o Dir::State::status=/dev/null \
+		-o Dir::Cache="$dir/cache" \
+		-o APT::Sandbox::User=root "$@"
+}
+
+# private_apt_update NAME SOURCES [OPTION...]: write its sources.list
+# (SOURCES: its lines) and update its lists, passing OPTIONs to apt-get.
+# Offline, the lists of an earlier run do: they name what is cached.
+private_apt_update() {
+	local name=$1 dir=$SOM_CACHE/apt-$1 sources=$2
+	shift 2
+	mkdir -p "$dir/lists/partial" "$dir/cache/archives/partial"
+	printf '%s\n' "$sources" >"$dir/sources.list"
+	log "apt-get update ($name)"
+	private_apt "$name" apt-get "$@" update -qq >&2 && return 0
+	compgen -G "$dir/lists/*_Packages*" >/dev/null ||
+		die "apt-get update ($name) failed"
+	log "apt-get update ($name) failed: using the lists of an earlier run"
+}
+
 # The ABI name is whatever linux-headers-6.12-amd64 depends on today.
 # SOM_KERNEL_ABI pins it (e.g. to reproduce an old run).
 resolve_abi() {
