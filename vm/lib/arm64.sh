@@ -167,8 +167,7 @@ stage_programs_arm64() {
 
 # som_arm64_dtb OUT: the virt machine's device tree (as QEMU makes it for
 # the machine options in the arguments after OUT) with a no-map
-# /reserved-memory node for each of SOM_VM_RESERVE_SIZE@BASE, SOM_VM_SPARE
-# and SOM_VM_NOT_RAM: arm64's way to keep memory from the kernel (memmap=
+# /reserved-memory node for each of som_vm_reserved_ranges: arm64's way to keep memory from the kernel (memmap=
 # is x86 only). Where the machine has no memory (SOM_VM_NOT_RAM) the
 # kernel reserves nothing, and /proc/iomem shows nothing.
 som_arm64_dtb() {
@@ -176,15 +175,14 @@ som_arm64_dtb() {
 	shift
 	"$@" -machine dumpdtb="$out.qemu" >/dev/null 2>&1 ||
 		die "arm64: QEMU could not dump the virt machine's device tree"
-	for range in "${SOM_VM_RESERVE_SIZE}@${SOM_VM_RESERVE_BASE}" \
-		     ${SOM_VM_SPARE:+"$SOM_VM_SPARE"} ${SOM_VM_NOT_RAM:+"$SOM_VM_NOT_RAM"}; do
+	while read -r range; do
 		size=$(numfmt --from=iec "${range%@*}")
 		base=$(numfmt --from=iec "${range#*@}")
 		node+=$(printf '\t\tsom@%x {\n\t\t\treg = <0x%x 0x%x 0x%x 0x%x>;\n\t\t\tno-map;\n\t\t};\n' \
 			"$base" $((base >> 32)) $((base & 0xffffffff)) \
 			$((size >> 32)) $((size & 0xffffffff)))
 		node+=$'\n'
-	done
+	done < <(som_vm_reserved_ranges)
 	# Before the root node's closing brace: properties precede subnodes.
 	dtc -q -I dtb -O dts "$out.qemu" |
 		awk -v node="$node" '

@@ -112,11 +112,15 @@ som_initramfs() {
 	# The applets are listed by the host's busybox: Debian 12's, as the
 	# arm64 sysroot's.
 	bb=$(command -v busybox) || die "busybox not found"
+	# arm64's programs come from its sysroot (vm/lib/arm64.sh).
+	local guest_bb=$bb stage_programs=stage_programs
+	local stage_libraries=stage_libraries
 	if [[ $SOM_ARCH == arm64 ]]; then
-		cp "$SOM_SYSROOT/bin/busybox" "$root/bin/busybox"
-	else
-		cp "$bb" "$root/bin/busybox"
+		guest_bb=$SOM_SYSROOT/bin/busybox
+		stage_programs=stage_programs_arm64
+		stage_libraries=stage_libraries_arm64
 	fi
+	cp "$guest_bb" "$root/bin/busybox"
 	for applet in $("$bb" --list); do
 		[[ -e $root/bin/$applet ]] || ln -s busybox "$root/bin/$applet"
 	done
@@ -138,18 +142,10 @@ som_initramfs() {
 		[[ -f $f ]] || continue
 		cp "$f" "$root/som/somfuzz/repro/"
 	done
-	if [[ $SOM_ARCH == arm64 ]]; then
-		stage_programs_arm64 "$root"
-	else
-		stage_programs "$root"
-	fi
+	"$stage_programs" "$root"
 	for f in "${SOM_BINARIES[@]}"; do
 		cp "$f" "$root/som/bin/"
-		if [[ $SOM_ARCH == arm64 ]]; then
-			stage_libraries_arm64 "$root" "$f"
-		else
-			stage_libraries "$root" "$f"
-		fi
+		"$stage_libraries" "$root" "$f"
 	done
 	# Debian's in-kernel modules fit the stock kernel only.
 	[[ ${SOM_VM_TIER:-stock} != stock ]] || stage_modules "$root"

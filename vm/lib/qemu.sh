@@ -76,6 +76,14 @@ SOM_VM_LOG_PATTERNS=(
 	'Kernel panic'
 )
 
+# The ranges the guest reserves, SIZE@START a line: for som.ko at load,
+# the spare one, the one that is not RAM (memmap= on x86, no-map device
+# tree nodes on arm64: som_arm64_dtb).
+som_vm_reserved_ranges() {
+	printf '%s\n' "${SOM_VM_RESERVE_SIZE}@${SOM_VM_RESERVE_BASE}" \
+		${SOM_VM_SPARE:+"$SOM_VM_SPARE"} ${SOM_VM_NOT_RAM:+"$SOM_VM_NOT_RAM"}
+}
+
 # som_vm_boot NAME DEFAULT_TIMEOUT
 # Boots with somvm.guest=NAME (the guest runs /som/guest/NAME.sh), echoes
 # the console live and tees it to $SOM_OUT/vm-NAME.log. The guest's /init
@@ -105,10 +113,9 @@ som_vm_boot() {
 		append="console=ttyS0 $append"
 		# `$` must reach the kernel literally: it is a plain array
 		# element, never re-evaluated by a shell.
-		for range in "${SOM_VM_RESERVE_SIZE}@${SOM_VM_RESERVE_BASE}" \
-			     ${SOM_VM_SPARE:+"$SOM_VM_SPARE"} ${SOM_VM_NOT_RAM:+"$SOM_VM_NOT_RAM"}; do
+		while read -r range; do
 			append+=" memmap=${range%@*}\$${range#*@}"
-		done
+		done < <(som_vm_reserved_ranges)
 		# A kernel that exports the firmware's map to KVM only (7.3)
 		# leaves som.ko the kernel's map: see source_reserved.c.
 		if [[ -n $SOM_VM_NOT_RAM ]] &&
