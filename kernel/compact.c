@@ -78,6 +78,10 @@ static bool som_compact_candidate(struct som_mover *mv, pgoff_t first)
 	    !som_table_count(&region->table, first, last, SOM_TABLE_KIND_BLOCK) ||
 	    som_mover_gib_chunk(mv, first) != SOM_NO_BLOCK)
 		return false;
+	/* A GiB with a hole a memory error left gets no 1 GiB entry. */
+	if (som_region_poisoned(region, first << SOM_PAGES_PER_BLOCK_SHIFT,
+				SOM_PAGES_PER_CHUNK))
+		return false;
 	if (!mv->live || !region->nr_vmas)
 		return region->mapping;
 	if (!som_vm_maps_gib(mv->mm, region, first << SOM_PAGES_PER_BLOCK_SHIFT,

@@ -58,6 +58,8 @@ static long som_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return som_ioctl_source_remove((void __user *)arg);
 	case SOM_IOC_PROC_USAGE:
 		return som_ioctl_proc_usage((void __user *)arg);
+	case SOM_IOC_POISON:
+		return som_ioctl_poison((void __user *)arg);
 	default:
 		return -ENOTTY;
 	}

@@ -48,15 +48,18 @@ static int __init som_init(void)
 		if (err)
 			goto err_sysfs_exit;
 	}
+	som_poison_init();
 	err = som_dev_register();
 	if (err)
-		goto err_sysfs_exit;
+		goto err_poison_exit;
 
 	som_pool_get_stats(&som_pool, NUMA_NO_NODE, &stats);
 	pr_info("ready: %llu MiB in the pool, %llu bytes of metadata\n",
 		stats.total_bytes >> 20, stats.metadata_bytes);
 	return 0;
 
+err_poison_exit:
+	som_poison_exit();
 err_sysfs_exit:
 	som_compact_exit();
 	som_sysfs_exit();
@@ -83,6 +86,7 @@ module_init(som_init);
 static void __exit som_exit(void)
 {
 	som_dev_unregister();
+	som_poison_exit();
 	som_compact_exit();
 	som_sysfs_exit();
 	som_pool_destroy(&som_pool);

@@ -48,6 +48,7 @@
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
+#include <linux/uaccess.h>
 #include <linux/vmalloc.h>
 
 #include "migrate.h"
@@ -143,12 +144,45 @@ static void som_mover_zap(struct som_mover *mv, pgoff_t idx, pgoff_t nr)
 				 (idx + nr) << SOM_PAGES_PER_BLOCK_SHIFT);
 }
 
-static void som_copy_block(struct som_pool *pool, unsigned long dst,
-			   unsigned long src)
+/*
+ * Copy the data of index @idx of a locked region from @from to @to, page
+ * by page with the machine-check-safe copy: a page the region lost to a
+ * memory error is skipped, and one whose copy runs into a new error
+ * becomes such a hole (its page of block @src_bfn is recorded as poisoned,
+ * and the block retired once freed) instead of bringing the kernel down.
+ * @src_bfn is SOM_BOUNCE for the bounce buffer, ordinary kernel memory.
+ */
+static void som_mover_copy(struct som_mover *mv, pgoff_t idx, void *to,
+			   const void *from, unsigned long src_bfn)
 {
-	memcpy(som_pool_block_vaddr(pool, dst), som_pool_block_vaddr(pool, src),
-	       SOM_BLOCK_SIZE);
+	struct som_region *region = mv->region;
+	pgoff_t pgoff = idx << SOM_PAGES_PER_BLOCK_SHIFT;
+	struct som_poison_where where;
+	size_t off;
+	pgoff_t p;
+
+	for (p = 0; p < SOM_PAGES_PER_BLOCK; p++) {
+		off = p << PAGE_SHIFT;
+		if (som_region_poisoned(region, pgoff + p, 1) ||
+		    !copy_mc_to_kernel(to + off, from + off, PAGE_SIZE))
+			continue;
+		pr_warn("memory error copying page %#lx of a region: it is a hole now\n",
+			pgoff + p);
+		if (src_bfn != SOM_BOUNCE)
+			som_pool_poison(region->pool,
+					som_bfn_to_pfn(src_bfn) + p, &where);
+		som_region_poison_page(region, pgoff + p);
+	}
 	atomic_long_add(SOM_BLOCK_SIZE, &som_migrate_stats.bytes_copied);
+}
+
+static void som_mover_copy_block(struct som_mover *mv, pgoff_t idx,
+				 unsigned long dst, unsigned long src)
+{
+	struct som_pool *pool = mv->region->pool;
+
+	som_mover_copy(mv, idx, som_pool_block_vaddr(pool, dst),
+		       som_pool_block_vaddr(pool, src), src);
 }
 
 /* Point index @idx of the locked region at block @bfn. */
@@ -180,7 +214,7 @@ void som_mover_move(struct som_mover *mv, pgoff_t idx, unsigned long dst)
 
 	src = som_table_get(&mv->region->table, idx);
 	som_mover_zap(mv, idx, 1);
-	som_copy_block(pool, dst, src);
+	som_mover_copy_block(mv, idx, dst, src);
 	som_mover_set(mv, idx, dst);
 	som_pool_free_block(pool, src);
 }
@@ -218,6 +252,27 @@ void som_assembly_free(struct som_assembly *as)
 }
 
 /*
+ * A copy that ran into a memory error while a GiB was assembled recorded
+ * the page, in a block of the chunk that may now hold another index's
+ * data: make each poisoned page of the chunk a hole of the index its
+ * block backs now (the chunk was free of them when the assembly began).
+ */
+static void som_mover_poison_chunk(struct som_mover *mv, pgoff_t first,
+				   unsigned long cfn)
+{
+	unsigned long base = cfn << (SOM_CHUNK_SHIFT - PAGE_SHIFT);
+	unsigned long pfn = base;
+
+	while (som_pool_find_poison(mv->region->pool, &pfn,
+				    base + SOM_PAGES_PER_CHUNK - 1)) {
+		som_region_poison_page(mv->region,
+				       (first << SOM_PAGES_PER_BLOCK_SHIFT) +
+				       (pfn - base));
+		pfn++;
+	}
+}
+
+/*
  * Fill position @q of the chunk at @base with the data of index first + q,
  * then the position that data came from, and so on: a chain ends with
  * data that came from outside the chunk (its block is freed) or from the
@@ -232,14 +287,12 @@ static void som_assemble_chain(struct som_mover *mv, struct som_assembly *as,
 
 	for (;;) {
 		src = as->cur[q];
-		if (src == SOM_BOUNCE) {
-			memcpy(som_pool_block_vaddr(pool, base + q), as->bounce,
-			       SOM_BLOCK_SIZE);
-			atomic_long_add(SOM_BLOCK_SIZE,
-					&som_migrate_stats.bytes_copied);
-		} else {
-			som_copy_block(pool, base + q, src);
-		}
+		if (src == SOM_BOUNCE)
+			som_mover_copy(mv, first + q,
+				       som_pool_block_vaddr(pool, base + q),
+				       as->bounce, SOM_BOUNCE);
+		else
+			som_mover_copy_block(mv, first + q, base + q, src);
 		as->cur[q] = base + q;
 		as->occupant[q] = q;
 		som_mover_set(mv, first + q, base + q);
@@ -321,14 +374,14 @@ int som_mover_assemble(struct som_mover *mv, pgoff_t first,
 			continue;
 		if (WARN_ON_ONCE(as->occupant[i] < 0))
 			return -EBUSY;
-		memcpy(as->bounce, som_pool_block_vaddr(pool, base + i),
-		       SOM_BLOCK_SIZE);
-		atomic_long_add(SOM_BLOCK_SIZE, &som_migrate_stats.bytes_copied);
+		som_mover_copy(mv, first + as->occupant[i], as->bounce,
+			       som_pool_block_vaddr(pool, base + i), base + i);
 		as->cur[as->occupant[i]] = SOM_BOUNCE;
 		as->occupant[i] = -1;
 		som_assemble_chain(mv, as, first, base, i);
 		cond_resched();
 	}
+	som_mover_poison_chunk(mv, first, cfn);
 	return 0;
 }
 ALLOW_ERROR_INJECTION(som_mover_assemble, ERRNO);
@@ -703,4 +756,156 @@ out_unlock:
 	mutex_unlock(&som_migrate_mutex);
 	som_assembly_free(as);
 	return err == -ENOENT ? -EAGAIN : err;
+}
+
+/*
+ * The block at @idx of a locked region holds poisoned page @pfn: make that
+ * page a hole, and move the rest of the block's data to a healthy block if
+ * the region's memory may move and the pool has a spare block; otherwise
+ * the data stays, mapped by 4 KiB entries around the hole. The old block
+ * is retired when freed. Returns whether the data moved.
+ */
+static bool som_mover_poison(struct som_mover *mv, pgoff_t idx,
+			     unsigned long pfn)
+{
+	struct som_region *region = mv->region;
+	struct som_pool *pool = region->pool;
+	unsigned long src = som_table_get(&region->table, idx), dst;
+	bool unmovable;
+	int nid;
+
+	som_region_poison_page(region, (idx << SOM_PAGES_PER_BLOCK_SHIFT) +
+				       (pfn - som_bfn_to_pfn(src)));
+	som_mover_zap(mv, idx, 1);
+	if (region->claim.unmovable)
+		return false;
+	nid = som_pool_block_node(pool, src, &unmovable);
+	dst = som_pool_alloc_spare(pool, &region->claim, nid, false);
+	if (dst == SOM_NO_BLOCK)
+		return false;
+	som_mover_copy_block(mv, idx, dst, src);
+	som_mover_set(mv, idx, dst);
+	som_pool_free_block(pool, src);
+	return true;
+}
+
+/* The index of @region that holds block @bfn, or ULONG_MAX. */
+static pgoff_t som_region_find_block(struct som_region *region,
+				     unsigned long bfn)
+{
+	unsigned long entry;
+	pgoff_t idx;
+
+	lockdep_assert_held(&region->lock);
+	for (idx = 0;; idx++) {
+		entry = som_table_next(&region->table, &idx, ULONG_MAX);
+		if (entry == SOM_TABLE_ABSENT)
+			return ULONG_MAX;
+		if (entry == bfn)
+			return idx;
+		if (idx == ULONG_MAX)
+			return ULONG_MAX;
+		cond_resched();
+	}
+}
+
+/*
+ * A region between states (an munmap() half done) cannot move its blocks:
+ * make the hole in place, and zap what the VMAs still in the owner's tree
+ * map of the block (nothing is freed, so the VMAs on their way out do not
+ * matter: their entries go with them).
+ */
+static int som_poison_region_in_place(struct som_region *region,
+				      unsigned long pfn)
+{
+	unsigned long bfn = pfn >> SOM_PAGES_PER_BLOCK_SHIFT;
+	struct mm_struct *mm;
+	bool live = false;
+	int err = -ENOENT;
+	pgoff_t idx;
+
+	mutex_lock(&region->lock);
+	mm = region->dead ? NULL : region->mm;
+	if (mm)
+		mmgrab(mm);
+	mutex_unlock(&region->lock);
+	if (mm && mmget_not_zero(mm)) {
+		mmap_read_lock(mm);
+		live = true;
+	}
+	mutex_lock(&region->lock);
+	idx = region->dead ? ULONG_MAX : som_region_find_block(region, bfn);
+	if (idx != ULONG_MAX) {
+		som_region_poison_page(region,
+				       (idx << SOM_PAGES_PER_BLOCK_SHIFT) +
+				       (pfn - som_bfn_to_pfn(bfn)));
+		if (live && region->mm == mm)
+			som_vm_zap_range(mm, region,
+					 idx << SOM_PAGES_PER_BLOCK_SHIFT,
+					 (idx + 1) << SOM_PAGES_PER_BLOCK_SHIFT);
+		err = 0;
+	}
+	mutex_unlock(&region->lock);
+	if (live) {
+		mmap_read_unlock(mm);
+		mmput(mm);
+	}
+	if (mm)
+		mmdrop(mm);
+	return err;
+}
+
+/**
+ * som_migrate_poison() - keep a region's data off a block that went bad
+ * @pool: the pool
+ * @pfn: a poisoned page, recorded by som_pool_poison(), whose block a
+ *	region holds
+ *
+ * Finds the region that holds the block, makes the page a hole in it and
+ * moves the block's other pages to a healthy block when it can.
+ *
+ * Context: Process context, may sleep. Takes som_migrate_mutex.
+ * Return: 1 if the data moved; 0 if the hole was made in place; -ENOENT
+ * if no region holds the block any more (it was freed, and so retired);
+ * -ENOMEM.
+ */
+int som_migrate_poison(struct som_pool *pool, unsigned long pfn)
+{
+	unsigned long bfn = pfn >> SOM_PAGES_PER_BLOCK_SHIFT, nr, i;
+	struct som_region **regions;
+	struct som_mover mv;
+	int err = -ENOENT, tries;
+	pgoff_t idx;
+
+	regions = som_regions_get(&nr);
+	if (!regions)
+		return -ENOMEM;
+	mutex_lock(&som_migrate_mutex);
+	for (i = 0; i < nr && err == -ENOENT; i++) {
+		if (regions[i]->pool != pool)
+			continue;
+		for (tries = 0; tries < 50; tries++) {
+			err = som_mover_lock(&mv, regions[i]);
+			if (err != -EAGAIN)
+				break;
+			msleep(20);
+		}
+		if (err == -EAGAIN || err == -EINTR) {
+			err = som_poison_region_in_place(regions[i], pfn);
+			continue;
+		}
+		if (err) {
+			err = -ENOENT;
+			continue;
+		}
+		idx = som_region_find_block(regions[i], bfn);
+		if (idx == ULONG_MAX)
+			err = -ENOENT;
+		else
+			err = som_mover_poison(&mv, idx, pfn);
+		som_mover_unlock(&mv);
+	}
+	mutex_unlock(&som_migrate_mutex);
+	som_regions_put(regions, nr);
+	return err;
 }

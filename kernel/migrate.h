@@ -85,6 +85,7 @@ int som_migrate_out(bool (*match)(unsigned long bfn, void *arg), void *arg,
 		    struct som_region *keep, pgoff_t skip_first,
 		    pgoff_t skip_last);
 int som_migrate_evacuate(struct som_pool *pool, const void *owner);
+int som_migrate_poison(struct som_pool *pool, unsigned long pfn);
 int som_migrate_policy(struct som_region *region, enum som_claim_mode mode,
 		       const nodemask_t *nodes, unsigned int interleave_shift,
 		       bool unmovable);

@@ -133,7 +133,8 @@ EXPORT_SYMBOL_IF_KUNIT(som_pool_contains);
  * @owner: the owner given to som_pool_add_chunk()
  *
  * Context: Takes the pool lock.
- * Return: the number of allocated blocks in the chunks of @owner.
+ * Return: the number of blocks of @owner's chunks that regions hold
+ * (retired blocks are allocated to nobody).
  */
 unsigned long som_pool_owner_used(struct som_pool *pool, const void *owner)
 {
@@ -143,7 +144,8 @@ unsigned long som_pool_owner_used(struct som_pool *pool, const void *owner)
 	spin_lock(&pool->lock);
 	list_for_each_entry(chunk, &pool->chunks, list)
 		if (chunk->owner == owner)
-			used += SOM_BLOCKS_PER_CHUNK - chunk->nr_free;
+			used += SOM_BLOCKS_PER_CHUNK - chunk->nr_free -
+				som_chunk_nr_retired(pool, chunk);
 	spin_unlock(&pool->lock);
 	return used;
 }
@@ -246,13 +248,16 @@ int som_pool_remove(struct som_pool *pool, const void *owner)
 	unsigned int b;
 
 	might_sleep();
+	mutex_lock(&pool->poison_lock);
 retry:
 	spin_lock(&pool->lock);
 	list_for_each_entry(chunk, &pool->chunks, list) {
 		if (chunk->owner != owner)
 			continue;
-		if (chunk->nr_free != SOM_BLOCKS_PER_CHUNK) {
+		if (chunk->nr_free + som_chunk_nr_retired(pool, chunk) !=
+		    SOM_BLOCKS_PER_CHUNK) {
 			spin_unlock(&pool->lock);
+			mutex_unlock(&pool->poison_lock);
 			return -EBUSY;
 		}
 		if (som_chunk_is_zeroing(pool, chunk)) {
@@ -262,6 +267,7 @@ retry:
 	}
 	if (som_pool_isolate_owner_locked(pool, owner)) {
 		spin_unlock(&pool->lock);
+		mutex_unlock(&pool->poison_lock);
 		return -EBUSY;
 	}
 	list_for_each_entry_safe(chunk, tmp, &pool->chunks, list) {
@@ -276,6 +282,11 @@ retry:
 			pool->nr_bits--;
 	}
 	spin_unlock(&pool->lock);
+	list_for_each_entry(chunk, &gone, list) {
+		som_chunk_zero_retired(pool, chunk);
+		som_chunk_forget_poison(pool, chunk);
+	}
+	mutex_unlock(&pool->poison_lock);
 
 	/* Memory leaves the pool zeroed, whoever gets it next. */
 	list_for_each_entry_safe(chunk, tmp, &gone, list) {
@@ -333,12 +344,18 @@ void som_pool_get_stats(struct som_pool *pool, int nid,
 		}
 	}
 	if (nid == NUMA_NO_NODE) {
+		unsigned long pfn;
+		void *entry;
+
+		xa_for_each(&pool->poison, pfn, entry)
+			stats->poison_bytes += sizeof(struct xa_node);
 		stats->chunks_bytes = (u64)pool->nr_chunks *
 				      kmem_cache_size(som_chunk_cache);
 		stats->chunk_bits_bytes = (u64)(pool->nr_bits + pool->nr_spare) *
 					  kmem_cache_size(som_chunk_bits_cache);
 		stats->metadata_bytes = stats->chunks_bytes +
 					stats->chunk_bits_bytes +
+					stats->poison_bytes +
 					kmalloc_size_roundup(nr_node_ids * 2 *
 							     sizeof(*pool->sets)) +
 					sizeof(*pool);
@@ -364,6 +381,9 @@ int som_pool_init(struct som_pool *pool)
 	for (i = 0; i < nr_node_ids * 2; i++)
 		INIT_LIST_HEAD(&pool->sets[i].chunks);
 	spin_lock_init(&pool->lock);
+	xa_init(&pool->poison);
+	mutex_init(&pool->poison_lock);
+	INIT_LIST_HEAD(&pool->claims);
 	INIT_LIST_HEAD(&pool->chunks);
 	hash_init(pool->hash);
 	pool->nr_chunks = 0;
@@ -389,7 +409,9 @@ void som_pool_destroy(struct som_pool *pool)
 
 	cancel_work_sync(&pool->zero_work);
 	list_for_each_entry_safe(chunk, tmp, &pool->chunks, list) {
-		WARN_ON_ONCE(chunk->nr_free != SOM_BLOCKS_PER_CHUNK);
+		WARN_ON_ONCE(chunk->nr_free + som_chunk_nr_retired(pool, chunk) !=
+			     SOM_BLOCKS_PER_CHUNK);
+		som_chunk_forget_poison(pool, chunk);
 		hash_del(&chunk->hash);
 		list_del(&chunk->list);
 		som_chunk_destroy(chunk);
@@ -398,6 +420,7 @@ void som_pool_destroy(struct som_pool *pool)
 	while (pool->nr_spare)
 		kmem_cache_free(som_chunk_bits_cache,
 				pool->spare[--pool->nr_spare]);
+	xa_destroy(&pool->poison);
 	kfree(pool->sets);
 	pool->sets = NULL;
 }

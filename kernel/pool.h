@@ -10,11 +10,13 @@
 #include <linux/bits.h>
 #include <linux/hashtable.h>
 #include <linux/list.h>
+#include <linux/mutex.h>
 #include <linux/nodemask.h>
 #include <linux/pgtable.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
+#include <linux/xarray.h>
 
 #define SOM_CHUNK_SHIFT		PUD_SHIFT
 #define SOM_BLOCK_SHIFT		PMD_SHIFT
@@ -151,6 +153,14 @@ struct som_zero_stats {
  *		block's state starts with at least one here (som_pool_stock())
  * @nr_spare:	how many
  * @nr_bits:	struct som_chunk_bits in use by chunks
+ * @poison:	pfn -> record of a poisoned page of the pool (pool_poison.c);
+ *		written under @poison_lock, or under @lock when only an
+ *		existing record changes
+ * @poison_lock: serialises new records with chunks leaving the pool, so
+ *		that no record outlives its chunk. Outside @lock.
+ * @claims:	every claim registered with som_pool_add_claim(): a memory
+ *		error that takes a promised free block finds the claim to
+ *		give up that promise here
  */
 struct som_pool {
 	spinlock_t lock;		/* see above */
@@ -165,6 +175,9 @@ struct som_pool {
 	struct som_chunk_bits *spare[SOM_POOL_SPARE_BITS];
 	unsigned int nr_spare;
 	unsigned long nr_bits;
+	struct xarray poison;
+	struct mutex poison_lock;	/* see above */
+	struct list_head claims;
 };
 
 /* How a claim places its blocks on nodes: the values of SOM_POLICY_*. */
@@ -184,6 +197,12 @@ enum som_claim_mode {
  *		2^@interleave_shift blocks (0: 2 MiB, 9: 1 GiB)
  * @unmovable:	take blocks only from unmovable chunks, and never move them
  * @nr_reserved: blocks reserved and not allocated yet, in all
+ * @pool_link:	entry in som_pool.claims, if registered
+ * @nr_lost:	reservations the pool could not keep after memory errors
+ *		took the free blocks they were promised: the claim's indices
+ *		reserved but not filled number @nr_reserved + @nr_lost, and
+ *		a fill that finds @nr_reserved at 0 takes a block only if a
+ *		set has one unpromised (som_pool_alloc_block())
  * @node_reserved: the same per node ([nr_node_ids]); a reservation is held
  *		on a node's set, and moves to another set at allocation time
  *		when that is where the block is wanted and the set has room
@@ -198,7 +217,9 @@ struct som_claim {
 	unsigned int interleave_shift;
 	bool unmovable;
 	unsigned long nr_reserved;
+	unsigned long nr_lost;
 	unsigned long *node_reserved;
+	struct list_head pool_link;
 };
 
 /**
@@ -214,6 +235,8 @@ struct som_claim {
  * @chunks_bytes:	of that, the chunk descriptors
  * @chunk_bits_bytes:	of that, the bits of chunks whose blocks differ,
  *			and the spare ones at hand
+ * @poison_bytes:	of that, the records of poisoned pages: at most one
+ *			xarray node each
  */
 struct som_pool_stats {
 	u64 total_bytes;
@@ -225,6 +248,37 @@ struct som_pool_stats {
 	u64 metadata_bytes;
 	u64 chunks_bytes;
 	u64 chunk_bits_bytes;
+	u64 poison_bytes;
+};
+
+/* What som_pool_poison() found, besides errors. */
+enum som_poison_state {
+	SOM_POISON_RETIRED,	/* the block is retired */
+	SOM_POISON_IN_USE,	/* a region holds the block */
+};
+
+/**
+ * struct som_poison_where - the chunk of a poisoned page
+ * @nid:	its node
+ * @unmovable:	its kind
+ * @owner:	its source
+ */
+struct som_poison_where {
+	int nid;
+	bool unmovable;
+	const void *owner;
+};
+
+/**
+ * struct som_poison_stats - what memory errors have cost
+ * @events:	errors reported (one page may have several)
+ * @pages:	4 KiB pages poisoned
+ * @retired_bytes: bytes in retired blocks, which nobody will get again
+ */
+struct som_poison_stats {
+	u64 events;
+	u64 pages;
+	u64 retired_bytes;
 };
 
 /**
@@ -304,5 +358,19 @@ unsigned long som_pool_alloc_spare(struct som_pool *pool,
 				   const struct som_claim *claim, int nid,
 				   bool exact);
 int som_pool_assemble_take(struct som_pool *pool, unsigned long bfn);
+
+/* Memory errors (pool_poison.c, pool_claim.c) */
+int som_pool_poison(struct som_pool *pool, unsigned long pfn,
+		    struct som_poison_where *where);
+bool som_pool_block_poisoned(struct som_pool *pool, unsigned long bfn);
+bool som_pool_page_poisoned(struct som_pool *pool, unsigned long pfn);
+bool som_pool_find_poison(struct som_pool *pool, unsigned long *pfn,
+			  unsigned long last);
+void som_pool_poison_stats(struct som_pool *pool, int nid, const void *owner,
+			   struct som_poison_stats *stats);
+unsigned int som_pool_owner_poison(struct som_pool *pool, const void *owner,
+				   unsigned long *pfns, unsigned int max);
+void som_pool_add_claim(struct som_pool *pool, struct som_claim *claim);
+void som_pool_del_claim(struct som_pool *pool, struct som_claim *claim);
 
 #endif /* _SOM_POOL_H */

@@ -104,6 +104,10 @@ struct som_chunk *som_set_pick_chunk(struct som_pool *pool,
  *
  * Context: Process context, may sleep (it zeroes 2 MiB when no pre-zeroed
  * block is left). Takes the pool lock.
+ * A claim that memory errors cost reservations (struct som_claim
+ * @nr_lost) gets one back here if some set it may use has an unpromised
+ * block.
+ *
  * Return: the block frame number, or SOM_NO_BLOCK if @claim holds no
  * reservation.
  */
@@ -120,6 +124,11 @@ unsigned long som_pool_alloc_block(struct som_pool *pool,
 	for (;;) {
 		/* The block is reserved: its 128 bytes of bits cannot fail. */
 		som_pool_lock_stocked(pool, GFP_KERNEL | __GFP_NOFAIL);
+		if (!claim->nr_reserved && claim->nr_lost &&
+		    !som_claim_regain(pool, claim, target)) {
+			spin_unlock(&pool->lock);
+			return SOM_NO_BLOCK;
+		}
 		if (WARN_ON_ONCE(!claim->nr_reserved)) {
 			spin_unlock(&pool->lock);
 			return SOM_NO_BLOCK;
@@ -245,6 +254,11 @@ void som_pool_free_block(struct som_pool *pool, unsigned long bfn)
 	som_pool_lock_stocked(pool, GFP_KERNEL | __GFP_NOFAIL);
 	chunk = som_pool_find(pool, bfn >> (SOM_CHUNK_SHIFT - SOM_BLOCK_SHIFT));
 	if (WARN_ON_ONCE(!chunk || som_chunk_is_free(chunk, i))) {
+		spin_unlock(&pool->lock);
+		return;
+	}
+	/* A block with a poisoned page stays allocated, to nobody. */
+	if (som_pool_retire_locked(pool, bfn)) {
 		spin_unlock(&pool->lock);
 		return;
 	}

@@ -149,7 +149,7 @@ EXPORT_SYMBOL_IF_KUNIT(som_claim_init);
  */
 void som_claim_destroy(struct som_claim *claim)
 {
-	WARN_ON_ONCE(claim->nr_reserved);
+	WARN_ON_ONCE(claim->nr_reserved || claim->nr_lost);
 	kfree(claim->node_reserved);
 	claim->node_reserved = NULL;
 }
@@ -281,6 +281,10 @@ void som_pool_unreserve(struct som_pool *pool, struct som_claim *claim,
 	int nid;
 
 	spin_lock(&pool->lock);
+	/* Reservations the pool lost go first: they back nothing. */
+	k = min(nr, claim->nr_lost);
+	claim->nr_lost -= k;
+	nr -= k;
 	if (WARN_ON_ONCE(nr > claim->nr_reserved))
 		nr = claim->nr_reserved;
 	claim->nr_reserved -= nr;
@@ -293,3 +297,93 @@ void som_pool_unreserve(struct som_pool *pool, struct som_claim *claim,
 	spin_unlock(&pool->lock);
 }
 EXPORT_SYMBOL_IF_KUNIT(som_pool_unreserve);
+
+/*
+ * A memory error takes a free block of the set of @nid and @unmovable,
+ * whose free blocks are all promised: if @claim holds a reservation on
+ * that set, move it to another set @claim may use that has an unpromised
+ * block, nearest first; with none, the pool cannot keep it, and it becomes
+ * one of @claim's lost reservations (struct som_claim). Returns whether
+ * @claim gave one up.
+ */
+bool som_claim_shed(struct som_pool *pool, struct som_claim *claim, int nid,
+		    bool unmovable)
+{
+	int n;
+
+	lockdep_assert_held(&pool->lock);
+	if (claim->unmovable != unmovable || !claim->node_reserved[nid])
+		return false;
+	for (n = som_next_node(nid, NUMA_NO_NODE); n < nr_node_ids;
+	     n = som_next_node(nid, n)) {
+		if (n == nid || !som_claim_allows(claim, n) ||
+		    !som_set_spare(som_pool_set(pool, n, unmovable)))
+			continue;
+		som_claim_move(pool, claim, nid, n, 1);
+		return true;
+	}
+	som_pool_set(pool, nid, unmovable)->nr_reserved--;
+	claim->node_reserved[nid]--;
+	claim->nr_reserved--;
+	claim->nr_lost++;
+	return true;
+}
+
+/**
+ * som_pool_add_claim() - make a claim known to the pool
+ * @pool: the pool
+ * @claim: a claim from som_claim_init()
+ *
+ * A memory error in a free block that reservations count on finds the
+ * claims holding them this way (pool_poison.c).
+ *
+ * Context: Takes the pool lock.
+ */
+void som_pool_add_claim(struct som_pool *pool, struct som_claim *claim)
+{
+	spin_lock(&pool->lock);
+	list_add_tail(&claim->pool_link, &pool->claims);
+	spin_unlock(&pool->lock);
+}
+EXPORT_SYMBOL_IF_KUNIT(som_pool_add_claim);
+
+/**
+ * som_pool_del_claim() - forget a claim added with som_pool_add_claim()
+ * @pool: the pool
+ * @claim: the claim
+ *
+ * Context: Takes the pool lock.
+ */
+void som_pool_del_claim(struct som_pool *pool, struct som_claim *claim)
+{
+	spin_lock(&pool->lock);
+	list_del(&claim->pool_link);
+	spin_unlock(&pool->lock);
+}
+EXPORT_SYMBOL_IF_KUNIT(som_pool_del_claim);
+
+/*
+ * Turn one of @claim's lost reservations back into a reservation, on the
+ * set nearest @target that has an unpromised block. Returns whether it
+ * could.
+ */
+bool som_claim_regain(struct som_pool *pool, struct som_claim *claim,
+		      int target)
+{
+	struct som_pool_set *set;
+	int nid;
+
+	lockdep_assert_held(&pool->lock);
+	for (nid = som_next_node(target, NUMA_NO_NODE); nid < nr_node_ids;
+	     nid = som_next_node(target, nid)) {
+		set = som_pool_set(pool, nid, claim->unmovable);
+		if (!som_claim_allows(claim, nid) || !som_set_spare(set))
+			continue;
+		set->nr_reserved++;
+		claim->node_reserved[nid]++;
+		claim->nr_reserved++;
+		claim->nr_lost--;
+		return true;
+	}
+	return false;
+}

@@ -73,6 +73,10 @@ struct som_chunk *som_set_pick_chunk(struct som_pool *pool,
 int som_next_node(int from, int prev);
 bool som_claim_gather(struct som_pool *pool, struct som_claim *claim,
 		      int nid, unsigned long need);
+bool som_claim_regain(struct som_pool *pool, struct som_claim *claim,
+		      int target);
+bool som_claim_shed(struct som_pool *pool, struct som_claim *claim, int nid,
+		    bool unmovable);
 
 /* pool_zero.c: zeroing */
 void som_pool_zero_block(struct som_pool *pool, struct som_chunk *chunk,
@@ -80,6 +84,14 @@ void som_pool_zero_block(struct som_pool *pool, struct som_chunk *chunk,
 bool som_chunk_is_zeroing(struct som_pool *pool, struct som_chunk *chunk);
 void som_pool_wait_zeroing(struct som_pool *pool);
 void som_pool_zero_work(struct work_struct *work);
+
+/* pool_poison.c: memory errors */
+bool som_pool_retire_locked(struct som_pool *pool, unsigned long bfn);
+unsigned int som_chunk_nr_retired(struct som_pool *pool,
+				  const struct som_chunk *chunk);
+bool som_chunk_poisoned(struct som_pool *pool, const struct som_chunk *chunk);
+void som_chunk_zero_retired(struct som_pool *pool, struct som_chunk *chunk);
+void som_chunk_forget_poison(struct som_pool *pool, struct som_chunk *chunk);
 
 /* pool_move.c: isolation */
 void som_chunk_isolate(struct som_pool *pool, struct som_chunk *chunk);

@@ -165,7 +165,8 @@ EXPORT_SYMBOL_IF_KUNIT(som_pool_whole_chunk);
  *
  * Context: Takes the pool lock.
  * Return: 0; -ENOENT if there is no such chunk; -EBUSY if it is set aside
- * already, or its set has too little room to take its free blocks;
+ * already, its set has too little room to take its free blocks, or it
+ * holds a poisoned page;
  * -EPERM if it is unmovable.
  */
 int som_pool_assemble_begin(struct som_pool *pool, unsigned long cfn)
@@ -184,7 +185,9 @@ int som_pool_assemble_begin(struct som_pool *pool, unsigned long cfn)
 	if (chunk->unmovable) {
 		err = -EPERM;
 	} else if (chunk->isolated || chunk->assembling ||
-		   som_set_spare(set) < chunk->nr_free) {
+		   som_set_spare(set) < chunk->nr_free ||
+		   som_chunk_poisoned(pool, chunk)) {
+		/* A GiB assembled over a bad page would map it. */
 		err = -EBUSY;
 	} else {
 		list_del_init(&chunk->set_list);
@@ -239,7 +242,8 @@ int som_pool_isolate_owner(struct som_pool *pool, const void *owner)
 	spin_lock(&pool->lock);
 	list_for_each_entry(chunk, &pool->chunks, list) {
 		if (chunk->owner == owner && chunk->unmovable &&
-		    chunk->nr_free != SOM_BLOCKS_PER_CHUNK) {
+		    chunk->nr_free + som_chunk_nr_retired(pool, chunk) !=
+		    SOM_BLOCKS_PER_CHUNK) {
 			spin_unlock(&pool->lock);
 			return -EBUSY;
 		}

@@ -37,6 +37,7 @@
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
+#include <linux/uaccess.h>
 
 #include "pool.h"
 #include "region.h"
@@ -132,8 +133,10 @@ struct som_region *som_region_create(struct som_pool *pool,
 	}
 	mutex_init(&region->lock);
 	som_table_init(&region->table);
+	xa_init(&region->poison);
 	region->mapping = mapping;
 	region->pool = pool;
+	som_pool_add_claim(pool, &region->claim);
 	kref_init(&region->ref);
 	spin_lock(&som_regions_lock);
 	list_add_tail(&region->list, &som_regions);
@@ -147,6 +150,8 @@ static void som_region_free(struct kref *ref)
 	struct som_region *region = container_of(ref, struct som_region, ref);
 
 	som_table_destroy(&region->table);
+	xa_destroy(&region->poison);
+	som_pool_del_claim(region->pool, &region->claim);
 	som_claim_destroy(&region->claim);
 	mutex_destroy(&region->lock);
 	kfree(region);
@@ -218,8 +223,9 @@ void som_regions_put(struct som_region **regions, unsigned long nr)
  * som_regions_count_metadata() - what the regions spend describing memory
  * @m: filled in
  *
- * Counts each open region's descriptor, its claim's per-node counters and
- * its table. Not counted: the inode and file that every open file has.
+ * Counts each open region's descriptor, its claim's per-node counters, its
+ * holes left by memory errors (at most one xarray node each) and its
+ * table. Not counted: the inode and file that every open file has.
  *
  * Context: Process context, may sleep; takes each region's lock.
  */
@@ -238,7 +244,8 @@ void som_regions_count_metadata(struct som_regions_metadata *m)
 		if (!region->dead) {
 			m->regions += kmalloc_size_roundup(sizeof(*region)) +
 				      kmalloc_size_roundup(nr_node_ids *
-					sizeof(*region->claim.node_reserved));
+					sizeof(*region->claim.node_reserved)) +
+				      region->nr_poisoned * sizeof(struct xa_node);
 			m->table_split += som_table_split_bytes(&region->table);
 			m->table_nodes += som_table_node_bytes(&region->table);
 		}
@@ -298,6 +305,10 @@ static void som_region_release(struct som_region *region, pgoff_t first,
 			break;
 	}
 	som_table_clear(&region->table, first, last);
+	som_region_unpoison(region, first << SOM_PAGES_PER_BLOCK_SHIFT,
+			    last >= ULONG_MAX >> SOM_PAGES_PER_BLOCK_SHIFT ?
+			    ULONG_MAX : ((last + 1) << SOM_PAGES_PER_BLOCK_SHIFT) - 1,
+			    false);
 	if (nr_reserved)
 		som_pool_unreserve(region->pool, &region->claim,
 				   nr_reserved);
@@ -598,7 +609,8 @@ err_unhold:
  * Context: Process context, may sleep (the allocation may zero 2 MiB).
  * Caller holds the region lock until the frames are mapped.
  * Return: 0; -ENOSPC if @nr_pages > 1 and they reach past the end of a
- * som file; -EFAULT if @pgoff is past the end of a som file or no VMA maps
+ * som file or hold a poisoned hole; -EHWPOISON if @pgoff is one; -EFAULT
+ * if @pgoff is past the end of a som file or no VMA maps
  * it; -ENOMEM if a hole cannot be filled because the pool is empty.
  */
 int som_region_block(struct som_region *region, pgoff_t pgoff,
@@ -610,6 +622,8 @@ int som_region_block(struct som_region *region, pgoff_t pgoff,
 	lockdep_assert_held(&region->lock);
 	if (region->mapping && pgoff + nr_pages > som_size_pages(som_region_size(region)))
 		return nr_pages > 1 ? -ENOSPC : -EFAULT;
+	if (som_region_poisoned(region, pgoff, nr_pages))
+		return nr_pages > 1 ? -ENOSPC : -EHWPOISON;
 	err = som_region_fill(region, pgoff >> SOM_PAGES_PER_BLOCK_SHIFT, &bfn);
 	if (!err)
 		*pfn = som_bfn_to_pfn(bfn) + (pgoff & (SOM_PAGES_PER_BLOCK - 1));
@@ -628,8 +642,8 @@ int som_region_block(struct som_region *region, pgoff_t pgoff,
  *
  * Context: Process context, may sleep (it may zero up to 1 GiB). Caller
  * holds the region lock until the frames are mapped.
- * Return: 0, -ENOSPC if the GiB cannot be backed by one chunk (the caller
- * maps smaller pieces), or -EFAULT if no VMA maps the whole GiB.
+ * Return: 0, -ENOSPC if the GiB cannot be backed by one chunk or holds a
+ * poisoned hole (the caller maps smaller pieces), or -EFAULT if no VMA maps the whole GiB.
  */
 int som_region_chunk(struct som_region *region, pgoff_t pgoff,
 		     unsigned long *pfn)
@@ -640,6 +654,9 @@ int som_region_chunk(struct som_region *region, pgoff_t pgoff,
 	lockdep_assert_held(&region->lock);
 	if (region->mapping &&
 	    pgoff + SOM_PAGES_PER_CHUNK > som_size_pages(som_region_size(region)))
+		return -ENOSPC;
+	/* No compaction can give a GiB with a poisoned hole its entry. */
+	if (som_region_poisoned(region, pgoff, SOM_PAGES_PER_CHUNK))
 		return -ENOSPC;
 	err = som_region_fill_chunk(region, pgoff >> SOM_PAGES_PER_BLOCK_SHIFT,
 				    &base);
@@ -663,8 +680,9 @@ int som_region_chunk(struct som_region *region, pgoff_t pgoff,
  * allocates it as a fault would.
  *
  * Context: Process context, may sleep.
- * Return: bytes copied, or -EFAULT if no VMA maps @pos, @pos is past the
- * end of a som file or a hole cannot be filled.
+ * Return: bytes copied; -EFAULT if no VMA maps @pos, @pos is past the end
+ * of a som file or a hole cannot be filled; -EIO if the page is a hole a
+ * memory error left, or reading it hit one.
  */
 int som_region_access(struct som_region *region, loff_t pos, void *buf,
 		      int len, bool write)
@@ -679,6 +697,10 @@ int som_region_access(struct som_region *region, loff_t pos, void *buf,
 	if (region->mapping &&
 	    (pos >> PAGE_SHIFT) >= som_size_pages(som_region_size(region))) {
 		err = -EFAULT;
+		goto out_unlock;
+	}
+	if (som_region_poisoned(region, pos >> PAGE_SHIFT, 1)) {
+		err = -EIO;
 		goto out_unlock;
 	}
 	entry = som_table_get(&region->table, idx);
@@ -700,8 +722,8 @@ int som_region_access(struct som_region *region, loff_t pos, void *buf,
 	vaddr += pos & (SOM_BLOCK_SIZE - 1);
 	if (write)
 		memcpy(vaddr, buf, len);
-	else
-		memcpy(buf, vaddr, len);
+	else if (copy_mc_to_kernel(buf, vaddr, len))
+		err = -EIO;
 out_unlock:
 	mutex_unlock(&region->lock);
 	return err ? err : len;
@@ -723,21 +745,40 @@ int som_region_may_modify(struct som_region *region)
 	return region->mm && region->mm != current->mm ? -EPERM : 0;
 }
 
-/* Zero [from, to) where blocks back it; reserved memory is zero anyway. */
+/*
+ * Zero [from, to) where blocks back it; reserved memory is zero anyway.
+ * Holes that memory errors left on pages wholly inside are cleared where
+ * the block behind them is healthy; a page still poisoned is not written.
+ */
 static void som_region_zero(struct som_region *region, loff_t from, loff_t to)
 {
 	unsigned long entry;
 	pgoff_t idx;
-	loff_t end;
+	loff_t end, pos, next;
+	void *vaddr;
 
+	if (PAGE_ALIGN(from) < (to & PAGE_MASK))
+		som_region_unpoison(region, PAGE_ALIGN(from) >> PAGE_SHIFT,
+				    (to >> PAGE_SHIFT) - 1, true);
 	for (; from < to; from = end) {
 		idx = from >> SOM_BLOCK_SHIFT;
 		end = min_t(loff_t, to, (loff_t)(idx + 1) << SOM_BLOCK_SHIFT);
 		entry = som_table_get(&region->table, idx);
 		if (!som_table_is_block(entry))
 			continue;
-		memset(som_pool_block_vaddr(region->pool, entry) +
-		       (from & (SOM_BLOCK_SIZE - 1)), 0, end - from);
+		vaddr = som_pool_block_vaddr(region->pool, entry);
+		if (!region->nr_poisoned) {
+			memset(vaddr + (from & (SOM_BLOCK_SIZE - 1)), 0,
+			       end - from);
+			continue;
+		}
+		for (pos = from; pos < end; pos = next) {
+			next = min_t(loff_t, end, PAGE_ALIGN(pos + 1));
+			if (som_region_poisoned(region, pos >> PAGE_SHIFT, 1))
+				continue;
+			memset(vaddr + (pos & (SOM_BLOCK_SIZE - 1)), 0,
+			       next - pos);
+		}
 	}
 }
 

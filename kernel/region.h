@@ -12,6 +12,7 @@
 #include <linux/list.h>
 #include <linux/mm_types.h>
 #include <linux/mutex.h>
+#include <linux/xarray.h>
 
 #include "pool.h"
 #include "table.h"
@@ -54,6 +55,8 @@
  *		keep the structure
  * @ref:	the file's reference and the walkers' (som_regions_get())
  * @list:	entry in the list of all regions, under som_regions_lock
+ * @poison:	page offset -> a hole a memory error left (region_poison.c)
+ * @nr_poisoned: entries in @poison
  */
 struct som_region {
 	struct mutex lock;		/* see above */
@@ -69,6 +72,8 @@ struct som_region {
 	bool dead;
 	struct kref ref;
 	struct list_head list;
+	struct xarray poison;
+	unsigned long nr_poisoned;
 };
 
 #define SOM_PAGES_PER_BLOCK_SHIFT	(SOM_BLOCK_SHIFT - PAGE_SHIFT)
@@ -135,5 +140,12 @@ int som_region_may_modify(struct som_region *region);
 int som_region_resize(struct som_region *region, loff_t size);
 int som_region_allocate(struct som_region *region, loff_t from, loff_t to);
 void som_region_punch(struct som_region *region, loff_t from, loff_t to);
+
+/* Holes left by memory errors (region_poison.c) */
+void som_region_poison_page(struct som_region *region, pgoff_t pgoff);
+bool som_region_poisoned(struct som_region *region, pgoff_t pgoff,
+			 unsigned long nr_pages);
+void som_region_unpoison(struct som_region *region, pgoff_t first,
+			 pgoff_t last, bool healthy);
 
 #endif /* _SOM_REGION_H */

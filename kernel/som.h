@@ -61,6 +61,7 @@ struct som_mapping;
 struct som_file_args;
 struct som_policy;
 struct som_proc_usage;
+struct som_poison;
 struct som_source_args;
 struct som_source_name;
 
@@ -107,6 +108,12 @@ void som_dma_guard_exit(void);
 bool som_dma_guard_ok(void);
 
 /* sysfs.c */
+/* poison.c */
+int som_poison_page(unsigned long pfn, const char *how);
+long som_ioctl_poison(struct som_poison __user *uarg);
+void som_poison_init(void);
+void som_poison_exit(void);
+
 int som_sysfs_init(void);
 void som_sysfs_exit(void);
 

@@ -80,6 +80,39 @@ static ssize_t movable_show(struct kobject *kobj, struct kobj_attribute *attr,
 	return sysfs_emit(buf, "%d\n", !to_som_source(kobj)->unmovable);
 }
 
+/* What memory errors have cost this source (pool_poison.c). */
+static ssize_t som_source_poison_show(struct kobject *kobj, char *buf,
+				      size_t offset)
+{
+	struct som_poison_stats stats;
+
+	som_pool_poison_stats(&som_pool, NUMA_NO_NODE, to_som_source(kobj),
+			      &stats);
+	return sysfs_emit(buf, "%llu\n", *(u64 *)((char *)&stats + offset));
+}
+
+static ssize_t poison_events_show(struct kobject *kobj,
+				  struct kobj_attribute *attr, char *buf)
+{
+	return som_source_poison_show(kobj, buf,
+				      offsetof(struct som_poison_stats, events));
+}
+
+static ssize_t poisoned_pages_show(struct kobject *kobj,
+				   struct kobj_attribute *attr, char *buf)
+{
+	return som_source_poison_show(kobj, buf,
+				      offsetof(struct som_poison_stats, pages));
+}
+
+static ssize_t retired_bytes_show(struct kobject *kobj,
+				  struct kobj_attribute *attr, char *buf)
+{
+	return som_source_poison_show(kobj, buf,
+				      offsetof(struct som_poison_stats,
+					       retired_bytes));
+}
+
 static struct kobj_attribute som_source_kind = __ATTR_RO(kind);
 static struct kobj_attribute som_source_nodes = __ATTR_RO(nodes);
 static struct kobj_attribute som_source_chunks = __ATTR_RO(chunks);
@@ -87,6 +120,9 @@ static struct kobj_attribute som_source_bytes = __ATTR_RO(bytes);
 static struct kobj_attribute som_source_used_bytes = __ATTR_RO(used_bytes);
 static struct kobj_attribute som_source_struct_page = __ATTR_RO(struct_page);
 static struct kobj_attribute som_source_movable = __ATTR_RO(movable);
+static struct kobj_attribute som_source_poison_events = __ATTR_RO(poison_events);
+static struct kobj_attribute som_source_poisoned_pages = __ATTR_RO(poisoned_pages);
+static struct kobj_attribute som_source_retired_bytes = __ATTR_RO(retired_bytes);
 
 static struct attribute *som_source_attrs[] = {
 	&som_source_kind.attr,
@@ -96,6 +132,9 @@ static struct attribute *som_source_attrs[] = {
 	&som_source_used_bytes.attr,
 	&som_source_struct_page.attr,
 	&som_source_movable.attr,
+	&som_source_poison_events.attr,
+	&som_source_poisoned_pages.attr,
+	&som_source_retired_bytes.attr,
 	NULL,
 };
 ATTRIBUTE_GROUPS(som_source);
@@ -328,12 +367,32 @@ err_destroy:
 	return err;
 }
 
-static void som_source_destroy(struct som_source *src)
+/* Poisoned pages handed back to the kernel's page allocator, at most. */
+#define SOM_SOURCE_POISON_MAX	64
+
+/*
+ * Give the chunks of a source that left the pool back to where they came
+ * from. Memory with struct pages goes back to the kernel: each poisoned
+ * page of it is reported to memory_failure(), which takes it out of use
+ * there. @pfns holds the @nr poisoned pages, taken before the chunks left.
+ */
+static void som_source_destroy(struct som_source *src, unsigned long *pfns,
+			       unsigned int nr)
 {
+	bool struct_page = src->struct_page;
+	unsigned int i;
+
 	list_del(&src->list);
 	kobject_del(&src->kobj);	/* waits for sysfs readers */
 	src->ops->release(src);
 	kobject_put(&src->kobj);
+	for (i = 0; i < nr && i < SOM_SOURCE_POISON_MAX; i++) {
+		if (IS_ENABLED(CONFIG_MEMORY_FAILURE) && struct_page)
+			memory_failure_queue(pfns[i], 0);
+	}
+	if (nr > SOM_SOURCE_POISON_MAX)
+		pr_warn("%u poisoned pages left the pool; %u were reported\n",
+			nr, SOM_SOURCE_POISON_MAX);
 }
 
 /**
@@ -351,6 +410,8 @@ static void som_source_destroy(struct som_source *src)
  */
 int som_source_remove(const char *name)
 {
+	unsigned long poison[SOM_SOURCE_POISON_MAX];
+	unsigned int nr_poison = 0;
 	struct som_source *src;
 	int err;
 
@@ -362,6 +423,8 @@ int som_source_remove(const char *name)
 	}
 	err = som_migrate_evacuate(&som_pool, src);
 	if (!err) {
+		nr_poison = som_pool_owner_poison(&som_pool, src, poison,
+						  SOM_SOURCE_POISON_MAX);
 		err = som_pool_remove(&som_pool, src);
 		if (err)
 			som_pool_unisolate_owner(&som_pool, src);
@@ -375,7 +438,7 @@ int som_source_remove(const char *name)
 	}
 	pr_info("removed %s source %s (%lu GiB)\n", src->ops->kind, src->name,
 		src->nr_chunks);
-	som_source_destroy(src);
+	som_source_destroy(src, poison, nr_poison);
 out_unlock:
 	mutex_unlock(&som_sources_lock);
 	return err;
@@ -539,16 +602,20 @@ static void som_source_leak(struct som_source *src, int err)
  */
 void som_sources_exit(void)
 {
+	unsigned long poison[SOM_SOURCE_POISON_MAX];
 	struct som_source *src, *tmp;
+	unsigned int nr_poison;
 	int err;
 
 	mutex_lock(&som_sources_lock);
 	list_for_each_entry_safe(src, tmp, &som_sources, list) {
+		nr_poison = som_pool_owner_poison(&som_pool, src, poison,
+						  SOM_SOURCE_POISON_MAX);
 		err = som_pool_remove(&som_pool, src);
 		if (err)
 			som_source_leak(src, err);
 		else
-			som_source_destroy(src);
+			som_source_destroy(src, poison, nr_poison);
 	}
 	mutex_unlock(&som_sources_lock);
 	unregister_memory_notifier(&som_memory_nb);

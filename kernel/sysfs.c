@@ -56,6 +56,38 @@ static ssize_t som_pool_attr_show(struct kobject *kobj,
 			  *(u64 *)((char *)&stats + pattr->offset));
 }
 
+/* A memory-error counter: @offset locates it in struct som_poison_stats. */
+struct som_poison_attr {
+	struct kobj_attribute attr;
+	size_t offset;
+};
+
+static ssize_t som_poison_attr_show(struct kobject *kobj,
+				    struct kobj_attribute *attr, char *buf)
+{
+	struct som_poison_attr *pattr = container_of(attr,
+						     struct som_poison_attr,
+						     attr);
+	struct som_poison_stats stats;
+	int nid = NUMA_NO_NODE;
+
+	if (kobj != som_kobj)
+		nid = container_of(kobj, struct som_node_kobj, kobj)->nid;
+	som_pool_poison_stats(&som_pool, nid, NULL, &stats);
+	return sysfs_emit(buf, "%llu\n",
+			  *(u64 *)((char *)&stats + pattr->offset));
+}
+
+#define SOM_POISON_ATTR(_name, _field)					\
+	static struct som_poison_attr som_##_name = {			\
+		__ATTR(_name, 0444, som_poison_attr_show, NULL),	\
+		offsetof(struct som_poison_stats, _field),		\
+	}
+
+SOM_POISON_ATTR(poison_events, events);
+SOM_POISON_ATTR(poisoned_pages, pages);
+SOM_POISON_ATTR(retired_bytes, retired_bytes);
+
 static struct som_pool_attr som_total_bytes = {
 	__ATTR(total_bytes, 0444, som_pool_attr_show, NULL),
 	offsetof(struct som_pool_stats, total_bytes),
@@ -280,6 +312,9 @@ static struct attribute *som_counter_attrs[] = {
 	&som_zeroed_bytes.attr.attr,
 	&som_unmovable_total_bytes.attr.attr,
 	&som_unmovable_free_bytes.attr.attr,
+	&som_poison_events.attr.attr,
+	&som_poisoned_pages.attr.attr,
+	&som_retired_bytes.attr.attr,
 	NULL,
 };
 

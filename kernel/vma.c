@@ -79,13 +79,22 @@ static enum som_fault_slot som_fault_slot(struct vm_fault *vmf,
 }
 
 /*
- * -ENOSPC: the entry does not fit, try a smaller one. Anything else is
- * SIGBUS: past the end of a som file, or a punched hole of a som file that
- * the empty pool cannot fill again (as on a full tmpfs).
+ * -ENOSPC: the entry does not fit, try a smaller one. -EHWPOISON: a page
+ * a memory error took (region_poison.c); the core sends SIGBUS with
+ * BUS_MCEERR_AR. Anything else is SIGBUS: past the end of a som file, or
+ * a punched hole of a som file that the empty pool cannot fill again (as
+ * on a full tmpfs).
  */
 static vm_fault_t som_fault_error(int err)
 {
-	return err == -ENOSPC ? VM_FAULT_FALLBACK : VM_FAULT_SIGBUS;
+	switch (err) {
+	case -ENOSPC:
+		return VM_FAULT_FALLBACK;
+	case -EHWPOISON:
+		return VM_FAULT_HWPOISON;
+	default:
+		return VM_FAULT_SIGBUS;
+	}
 }
 
 /*

@@ -247,4 +247,43 @@ struct som_proc_usage {
  */
 #define SOM_IOC_PROC_USAGE	_IOWR(SOM_IOCTL_BASE, 0x05, struct som_proc_usage)
 
+/* struct som_poison flags */
+#define SOM_POISON_ADDR		(1U << 0)	/* the page at @addr */
+#define SOM_POISON_LOOKUP	(1U << 1)	/* report @phys, poison nothing */
+#define SOM_POISON_FLAGS	(SOM_POISON_ADDR | SOM_POISON_LOOKUP)
+
+/**
+ * struct som_poison - declare a page of som memory bad, as a memory error
+ *	would
+ * @addr:	in, with SOM_POISON_ADDR: an address in a som mapping of the
+ *		caller, whose page holds memory already (it was touched)
+ * @phys:	in, without SOM_POISON_ADDR: a physical address in the pool;
+ *		out: the physical address of the page
+ * @flags:	in: SOM_POISON_* flags
+ * @__pad:	must be 0
+ * @__reserved:	must be 0
+ */
+struct som_poison {
+	__u64 addr;
+	__u64 phys;
+	__u32 flags;
+	__u32 __pad;
+	__u64 __reserved[2];
+};
+
+/*
+ * SOM_IOC_POISON, on /dev/som, CAP_SYS_ADMIN: handle the 4 KiB page at
+ * @addr or @phys as a machine check reporting an uncorrected error there
+ * would (Documentation/admin-guide.md, "Memory errors"): its 2 MiB block
+ * never leaves the pool again, and if a mapping holds it, the page becomes
+ * a hole that signals SIGBUS (BUS_MCEERR_AR) while the rest of the block's
+ * data moves to a healthy block. With SOM_POISON_LOOKUP only @phys is
+ * reported, for a test that injects a real machine check there. Errors:
+ * EPERM, EFAULT, EINVAL (flags, reserved fields, @addr not in a som
+ * mapping of the caller, @phys not in the pool), ENODATA (nothing backs
+ * @addr yet), EHWPOISON (@addr is a hole an error left already), ENOMEM,
+ * EINTR.
+ */
+#define SOM_IOC_POISON		_IOWR(SOM_IOCTL_BASE, 0x06, struct som_poison)
+
 #endif /* _UAPI_LINUX_SOM_H */
