@@ -10,8 +10,9 @@
  *   somctl add dax DEVICE              a device DAX instance, e.g. dax0.0
  *   somctl remove NAME                 give a source's memory back
  *   somctl compact                     run a compaction pass now
+ *   somctl poison PHYS                 declare a page of the pool bad
  *
- * status.c, procs.c, sources.c and compact.c hold the commands; this file
+ * status.c, procs.c, sources.c, compact.c and poison.c hold the commands; this file
  * the command line and the helpers they share. Exit status: 0 done, 1
  * failed (one line on stderr says why), 2 a usage error, found before
  * anything is opened. See Documentation/admin-guide.md and somctl(8).
@@ -59,6 +60,8 @@ static const struct command {
 	  "remove NAME" },
 	{ "compact", 0, 0, 0, compact_cmd,
 	  "compact" },
+	{ "poison", 0, 1, 1, poison_cmd,
+	  "poison PHYS" },
 };
 
 #define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))

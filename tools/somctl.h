@@ -63,4 +63,7 @@ void remove_cmd(const struct cmdline *cl);
 /* compact.c */
 void compact_cmd(const struct cmdline *cl);
 
+/* poison.c */
+void poison_cmd(const struct cmdline *cl);
+
 #endif

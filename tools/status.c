@@ -26,7 +26,7 @@ static const char *const counters[] = {
 
 struct source {
 	char name[64], kind[16], nodes[32];
-	unsigned long long bytes, used;
+	unsigned long long bytes, used, errors, retired;
 	int struct_page, movable;
 };
 
@@ -51,6 +51,8 @@ static int read_sources(struct source *s, int max)
 			read_line(SRC("nodes"), x->nodes, sizeof(x->nodes));
 			x->bytes = read_u64(SRC("bytes"));
 			x->used = read_u64(SRC("used_bytes"));
+			x->errors = read_u64(SRC("poison_events"));
+			x->retired = read_u64(SRC("retired_bytes"));
 			x->struct_page = read_line(SRC("struct_page"), buf,
 						   sizeof(buf)) && !strcmp(buf, "1");
 			x->movable = read_line(SRC("movable"), buf,
@@ -137,16 +139,22 @@ static void print_table(void)
 	printf("metadata %llu bytes; struct page avoided: %s; faults: %llu x 1 GiB, %llu x 2 MiB, %llu x 4 KiB\n\n",
 	       counter(NULL, "metadata_bytes"), a, counter(NULL, "faults_pud"),
 	       counter(NULL, "faults_pmd"), counter(NULL, "faults_pte"));
+	gib_str(counter(NULL, "retired_bytes"), a, sizeof(a));
+	printf("memory errors: %llu, in %llu pages; retired: %s\n\n",
+	       counter(NULL, "poison_events"), counter(NULL, "poisoned_pages"),
+	       a);
 
-	printf("%-24s %-9s %-6s %8s %10s %11s %7s\n", "source", "kind",
-	       "nodes", "size", "used", "struct_page", "movable");
+	printf("%-24s %-9s %-6s %8s %10s %11s %7s %6s %10s\n", "source",
+	       "kind", "nodes", "size", "used", "struct_page", "movable",
+	       "errors", "retired");
 	for (i = 0; i < nr; i++) {
 		gib_str(src[i].bytes, b, sizeof(b));
 		gib_str(src[i].used, c, sizeof(c));
-		printf("%-24s %-9s %-6s %8s %10s %11s %7s\n", src[i].name,
-		       src[i].kind, src[i].nodes, b, c,
+		gib_str(src[i].retired, a, sizeof(a));
+		printf("%-24s %-9s %-6s %8s %10s %11s %7s %6llu %10s\n",
+		       src[i].name, src[i].kind, src[i].nodes, b, c,
 		       src[i].struct_page ? "yes" : "no",
-		       src[i].movable ? "yes" : "no");
+		       src[i].movable ? "yes" : "no", src[i].errors, a);
 	}
 }
 
@@ -171,9 +179,12 @@ static void print_json(void)
 	print_counters_json(NULL);
 	printf(", \"metadata_bytes\": %llu, \"struct_page_avoided_bytes\": %llu",
 	       counter(NULL, "metadata_bytes"), avoided(src, nr));
-	printf(", \"faults\": {\"1g\": %llu, \"2m\": %llu, \"4k\": %llu}},\n",
+	printf(", \"faults\": {\"1g\": %llu, \"2m\": %llu, \"4k\": %llu}",
 	       counter(NULL, "faults_pud"), counter(NULL, "faults_pmd"),
 	       counter(NULL, "faults_pte"));
+	printf(", \"memory_errors\": {\"events\": %llu, \"pages\": %llu, \"retired_bytes\": %llu}},\n",
+	       counter(NULL, "poison_events"), counter(NULL, "poisoned_pages"),
+	       counter(NULL, "retired_bytes"));
 	printf(" \"nodes\": {");
 	for (i = 0; i < nr_nodes; i++) {
 		printf("%s\"%s\": {", i ? ", " : "", nodes[i] + 4);
@@ -183,11 +194,12 @@ static void print_json(void)
 	printf("},\n \"sources\": [");
 	/* Source names are letters, digits and . - _ : @: no escaping. */
 	for (i = 0; i < nr; i++)
-		printf("%s\n  {\"name\": \"%s\", \"kind\": \"%s\", \"nodes\": \"%s\", \"bytes\": %llu, \"used_bytes\": %llu, \"struct_page\": %s, \"movable\": %s}",
+		printf("%s\n  {\"name\": \"%s\", \"kind\": \"%s\", \"nodes\": \"%s\", \"bytes\": %llu, \"used_bytes\": %llu, \"struct_page\": %s, \"movable\": %s, \"poison_events\": %llu, \"retired_bytes\": %llu}",
 		       i ? "," : "", src[i].name, src[i].kind, src[i].nodes,
 		       src[i].bytes, src[i].used,
 		       src[i].struct_page ? "true" : "false",
-		       src[i].movable ? "true" : "false");
+		       src[i].movable ? "true" : "false", src[i].errors,
+		       src[i].retired);
 	printf("%s]}\n", nr ? "\n " : "");
 }
 
