@@ -11,8 +11,11 @@
 #   SOM_VM_NODES         NUMA nodes (2): RAM and CPUs split evenly, so
 #                        node 0 is 0-2 and 4-10 GiB, node 1 10-18 GiB
 #                        (arm64: 1-9 and 9-17 GiB)
-#   SOM_VM_CPU           -cpu model (qemu64,+pdpe1gb; not `max`: 6.12 under
-#                        multi-threaded TCG oopses at boot now and then)
+#   SOM_VM_CPU           -cpu model (qemu64,+pdpe1gb,vendor=GenuineIntel;
+#                        not `max`: 6.12 under multi-threaded TCG oopses at
+#                        boot now and then; GenuineIntel, so that the
+#                        kernel decodes the machine checks QEMU's `mce`
+#                        injects, see "Machine checks" below)
 #   SOM_VM_CPU_ARM64     -cpu model on arm64 (max,pauth-impdef=on: every
 #                        feature TCG has, with QEMU's cheap pointer
 #                        authentication instead of the architected one)
@@ -60,7 +63,7 @@ SOM_VM_NOT_RAM=${SOM_VM_NOT_RAM:-1G@256G}
 SOM_VM_PMEM=${SOM_VM_PMEM:-3G@14G}
 SOM_VM_HUGEPAGES=${SOM_VM_HUGEPAGES:-2}
 SOM_VM_DIMM=${SOM_VM_DIMM:-1G}
-SOM_VM_CPU=${SOM_VM_CPU:-qemu64,+pdpe1gb}
+SOM_VM_CPU=${SOM_VM_CPU:-qemu64,+pdpe1gb,vendor=GenuineIntel}
 SOM_VM_CPU_ARM64=${SOM_VM_CPU_ARM64:-max,pauth-impdef=on}
 SOM_VM_RESERVE_SIZE=${SOM_VM_RESERVE_SIZE:-2G}
 SOM_VM_RESERVE_BASE=${SOM_VM_RESERVE_BASE:-4G}
@@ -75,6 +78,31 @@ SOM_VM_LOG_PATTERNS=(
 	'possible circular locking' 'INFO: ' 'KASAN:' 'UBSAN:' 'kmemleak'
 	'Kernel panic'
 )
+
+# Machine checks (x86): QEMU serves its QMP monitor and the guest's second
+# serial port (ttyS1) on Unix sockets next to the log, and
+# vm/lib/mce_relay.py turns a test's request on ttyS1 ("srao PHYS") into
+# the monitor's `mce` command; the guest sees SOM_MCE_TTY=/dev/ttyS1. The
+# guest boots with mce=0: an Intel CPU's handler otherwise waits for every
+# CPU to enter it, and QEMU's `mce` reaches one, so the guest panicked on
+# the timeout (Documentation/kernel-facts.md, "Memory errors").
+som_vm_mce_start() {
+	local name=$1
+	SOM_VM_MCE_REQ=$SOM_OUT/vm-$name.req
+	SOM_VM_MCE_MON=$SOM_OUT/vm-$name.mon
+	rm -f "$SOM_VM_MCE_REQ" "$SOM_VM_MCE_MON"
+	python3 "$VM_DIR/lib/mce_relay.py" "$SOM_VM_MCE_REQ" "$SOM_VM_MCE_MON" \
+		2>"$SOM_OUT/vm-$name-mce.log" &
+	SOM_VM_MCE_PID=$!
+}
+
+som_vm_mce_stop() {
+	[[ -n ${SOM_VM_MCE_PID:-} ]] || return 0
+	kill "$SOM_VM_MCE_PID" 2>/dev/null || true
+	wait "$SOM_VM_MCE_PID" 2>/dev/null || true
+	SOM_VM_MCE_PID=
+	rm -f "$SOM_VM_MCE_REQ" "$SOM_VM_MCE_MON"
+}
 
 # The ranges the guest reserves, SIZE@START a line: for som.ko at load,
 # the spare one, the one that is not RAM (memmap= on x86, no-map device
@@ -110,7 +138,8 @@ som_vm_boot() {
 	[[ -z $SOM_VM_SPARE ]] || env+=" SOM_SPARE_RANGES=$SOM_VM_SPARE"
 	[[ -z $SOM_VM_NOT_RAM ]] || env+=" SOM_NOT_RAM=$SOM_VM_NOT_RAM"
 	if [[ $SOM_ARCH == x86_64 ]]; then
-		append="console=ttyS0 $append"
+		append="console=ttyS0 mce=0 $append"
+		env+=" SOM_MCE_TTY=/dev/ttyS1"
 		# `$` must reach the kernel literally: it is a plain array
 		# element, never re-evaluated by a shell.
 		while read -r range; do
@@ -187,6 +216,11 @@ som_vm_boot() {
 	fi
 	qemu+=(-smp "$SOM_VM_SMP,sockets=$SOM_VM_SMP,cores=1,threads=1"
 		-nodefaults -display none -serial stdio -no-reboot)
+	if [[ $SOM_ARCH == x86_64 ]]; then
+		som_vm_mce_start "$name"
+		qemu+=(-serial "unix:$SOM_VM_MCE_REQ,server=on,wait=off"
+		       -qmp "unix:$SOM_VM_MCE_MON,server=on,wait=off")
+	fi
 	if [[ $SOM_ARCH == arm64 ]]; then
 		local dtb=$SOM_OUT/vm-$name.dtb
 		som_arm64_dtb "$dtb" "${qemu[@]}"
@@ -200,6 +234,7 @@ som_vm_boot() {
 	timeout -k 10 "$timeout" "${qemu[@]}" </dev/null 2>&1 | tee "$SOM_VM_LOG"
 	rc=${PIPESTATUS[0]}
 	set -e
+	som_vm_mce_stop
 
 	# isa-debug-exit makes QEMU exit with (byte << 1) | 1; arm64's
 	# semihosting exit with the byte itself.

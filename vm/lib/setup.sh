@@ -24,7 +24,7 @@ SOM_HOST_PACKAGES=(qemu-system-x86 busybox-static cpio dwarves gcc-12 gcc make
 		   libjemalloc2 libjemalloc-dev libtcmalloc-minimal4	# and allocators
 		   dkms pkg-config			# the packaging checks
 		   lcov					# the debug tier's coverage report
-		   python3-matplotlib)			# vm/run bench's plots
+		   python3 python3-matplotlib)		# mce_relay.py; vm/run bench's plots
 
 apt_env() { DEBIAN_FRONTEND=noninteractive "$@"; }
 

@@ -1,0 +1,115 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""Inject machine checks into the test VM when a test in the guest asks.
+
+QEMU (vm/lib/qemu.sh, x86 guests) serves two Unix sockets: its QMP
+monitor and the guest's second serial port (ttyS1). A test writes one
+request a line on ttyS1 and waits for the answer line:
+
+    srao PHYS      an action-optional memory error (a patrol scrub's) at
+                   guest-physical address PHYS, on CPU 0
+    ok             the monitor took the `mce` command (HMP's, through
+                   QMP's human-monitor-command)
+    error TEXT     it did not, or the request was not understood
+
+The records are the ones measured in Documentation/kernel-facts.md
+("Memory errors"): bank 1, MCi_MISC 0x8c (a physical address, 4 KiB
+granularity). An SRAR is not offered: QEMU delivers it wherever the vCPU
+is, and in the kernel that panics the guest (one injection in five,
+measured).
+
+Usage: mce_relay.py REQUEST_SOCKET MONITOR_SOCKET; it waits for both to
+appear and ends when QEMU closes them.
+"""
+import json
+import re
+import socket
+import sys
+import time
+
+SRAO = "mce 0 1 0xbd000000000000c0 0x5 {phys:#x} 0x8c"
+
+
+def connect(path, deadline):
+    while True:
+        try:
+            s = socket.socket(socket.AF_UNIX)
+            s.connect(path)
+            return s
+        except OSError:
+            s.close()
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
+class Monitor:
+    """QMP: one JSON object a line each way; events are skipped."""
+
+    def __init__(self, sock):
+        self.sock = sock
+        self.buf = b""
+        self.read()                     # the greeting
+        self.execute("qmp_capabilities")
+
+    def read(self):
+        while b"\n" not in self.buf:
+            chunk = self.sock.recv(4096)
+            if not chunk:
+                raise EOFError("monitor closed")
+            self.buf += chunk
+        line, self.buf = self.buf.split(b"\n", 1)
+        return json.loads(line)
+
+    def execute(self, command, **arguments):
+        msg = {"execute": command}
+        if arguments:
+            msg["arguments"] = arguments
+        self.sock.sendall((json.dumps(msg) + "\n").encode())
+        while True:
+            reply = self.read()
+            if "return" in reply or "error" in reply:
+                return reply
+
+    def hmp(self, command_line):
+        """Run an HMP command; return what it printed, or the error."""
+        reply = self.execute("human-monitor-command",
+                             **{"command-line": command_line})
+        if "error" in reply:
+            return reply["error"].get("desc", "error")
+        return reply["return"].strip()
+
+
+def main():
+    req_path, mon_path = sys.argv[1], sys.argv[2]
+    deadline = time.monotonic() + 120
+    mon = Monitor(connect(mon_path, deadline))
+    req = connect(req_path, deadline)
+    buf = b""
+    while True:
+        chunk = req.recv(4096)
+        if not chunk:
+            return
+        buf += chunk
+        while b"\n" in buf:
+            line, buf = buf.split(b"\n", 1)
+            words = line.decode(errors="replace").strip().split()
+            if not words:
+                continue
+            m = len(words) == 2 and words[0] == "srao" and \
+                re.fullmatch(r"0x[0-9a-fA-F]+|[0-9]+", words[1])
+            if not m:
+                reply = "error: not a request: %s" % " ".join(words)
+            else:
+                out = mon.hmp(SRAO.format(phys=int(words[1], 0)))
+                reply = "ok" if not out else "error: " + out.replace("\n", " ")
+            print("mce relay: %s -> %s" % (" ".join(words), reply),
+                  file=sys.stderr, flush=True)
+            req.sendall((reply + "\n").encode())
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except (OSError, EOFError):
+        pass
