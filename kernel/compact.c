@@ -142,7 +142,7 @@ static unsigned long som_compact_target(struct som_mover *mv, pgoff_t first,
 	for (j = 0; j < nr; j++) {
 		if (som_pool_chunk_info(region->pool, counts[j].cfn, &info) ||
 		    info.unmovable || info.isolated || info.assembling ||
-		    !som_claim_allows(&region->claim, info.nid))
+		    info.poisoned || !som_claim_allows(&region->claim, info.nid))
 			continue;
 		cost = 2 * SOM_BLOCKS_PER_CHUNK - 2 * counts[j].nr -
 		       info.nr_free;

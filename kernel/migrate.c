@@ -820,38 +820,43 @@ static int som_poison_region_in_place(struct som_region *region,
 {
 	unsigned long bfn = pfn >> SOM_PAGES_PER_BLOCK_SHIFT;
 	struct mm_struct *mm;
-	bool live = false;
-	int err = -ENOENT;
+	bool live, again;
+	int err;
 	pgoff_t idx;
 
-	mutex_lock(&region->lock);
-	mm = region->dead ? NULL : region->mm;
-	if (mm)
-		mmgrab(mm);
-	mutex_unlock(&region->lock);
-	if (mm && mmget_not_zero(mm)) {
-		mmap_read_lock(mm);
-		live = true;
-	}
-	mutex_lock(&region->lock);
-	idx = region->dead ? ULONG_MAX : som_region_find_block(region, bfn);
-	if (idx != ULONG_MAX) {
-		som_region_poison_page(region,
-				       (idx << SOM_PAGES_PER_BLOCK_SHIFT) +
-				       (pfn - som_bfn_to_pfn(bfn)));
-		if (live && region->mm == mm)
-			som_vm_zap_range(mm, region,
-					 idx << SOM_PAGES_PER_BLOCK_SHIFT,
-					 (idx + 1) << SOM_PAGES_PER_BLOCK_SHIFT);
-		err = 0;
-	}
-	mutex_unlock(&region->lock);
-	if (live) {
-		mmap_read_unlock(mm);
-		mmput(mm);
-	}
-	if (mm)
-		mmdrop(mm);
+	do {
+		mutex_lock(&region->lock);
+		mm = region->dead ? NULL : region->mm;
+		if (mm)
+			mmgrab(mm);
+		mutex_unlock(&region->lock);
+		live = mm && mmget_not_zero(mm);
+		if (live)
+			mmap_read_lock(mm);
+		mutex_lock(&region->lock);
+		/* An owner that arrived meanwhile may map the block: again. */
+		again = !region->dead && region->mm != mm;
+		err = -ENOENT;
+		idx = region->dead || again ? ULONG_MAX :
+		      som_region_find_block(region, bfn);
+		if (idx != ULONG_MAX) {
+			som_region_poison_page(region,
+					       (idx << SOM_PAGES_PER_BLOCK_SHIFT) +
+					       (pfn - som_bfn_to_pfn(bfn)));
+			if (live)
+				som_vm_zap_range(mm, region,
+						 idx << SOM_PAGES_PER_BLOCK_SHIFT,
+						 (idx + 1) << SOM_PAGES_PER_BLOCK_SHIFT);
+			err = 0;
+		}
+		mutex_unlock(&region->lock);
+		if (live) {
+			mmap_read_unlock(mm);
+			mmput(mm);
+		}
+		if (mm)
+			mmdrop(mm);
+	} while (again);
 	return err;
 }
 

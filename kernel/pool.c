@@ -225,22 +225,31 @@ int som_pool_add_chunk(struct som_pool *pool, phys_addr_t phys, int nid,
 EXPORT_SYMBOL_IF_KUNIT(som_pool_add_chunk);
 
 /**
- * som_pool_remove() - take every chunk of an owner out of the pool
+ * som_pool_remove_poisoned() - take every chunk of an owner out of the pool
  * @pool: the pool
  * @owner: the owner given to som_pool_add_chunk()
+ * @pfns: filled in with the poisoned pages that leave, up to @max, or NULL
+ * @max: room in @pfns
+ * @nr: set to the number of poisoned pages that leave (may exceed @max)
  *
- * All or nothing: refused while any block of those chunks is allocated,
- * or while the rest of their sets could not cover the reservations held
- * on them. The chunks may have been isolated already (to move their
- * blocks away first). A chunk the zeroing worker is clearing is waited
- * for. The blocks the worker has not zeroed yet are zeroed here, so that
- * no owner's data goes back to where the memory came from.
+ * All or nothing: refused while any block of those chunks is allocated to
+ * a region (retired blocks are allocated to nobody and leave with their
+ * chunk), or while the rest of their sets could not cover the
+ * reservations held on them. The chunks may have been isolated already
+ * (to move their blocks away first). A chunk the zeroing worker is
+ * clearing is waited for. The blocks the worker has not zeroed yet, and
+ * the retired blocks but for their poisoned pages, are zeroed here, so
+ * that no owner's data goes back to where the memory came from. The
+ * records of poisoned pages leave with the chunks, under the lock that
+ * new records take: none arrives unreported.
  *
  * Context: Process context, may sleep (it zeroes up to the chunks' size).
  * Takes the pool lock.
  * Return: 0, or -EBUSY.
  */
-int som_pool_remove(struct som_pool *pool, const void *owner)
+int som_pool_remove_poisoned(struct som_pool *pool, const void *owner,
+			     unsigned long *pfns, unsigned int max,
+			     unsigned int *nr)
 {
 	DECLARE_BITMAP(dirty, SOM_BLOCKS_PER_CHUNK);
 	struct som_chunk *chunk, *tmp;
@@ -248,6 +257,7 @@ int som_pool_remove(struct som_pool *pool, const void *owner)
 	unsigned int b;
 
 	might_sleep();
+	*nr = 0;
 	mutex_lock(&pool->poison_lock);
 retry:
 	spin_lock(&pool->lock);
@@ -284,7 +294,7 @@ retry:
 	spin_unlock(&pool->lock);
 	list_for_each_entry(chunk, &gone, list) {
 		som_chunk_zero_retired(pool, chunk);
-		som_chunk_forget_poison(pool, chunk);
+		som_chunk_forget_poison(pool, chunk, pfns, max, nr);
 	}
 	mutex_unlock(&pool->poison_lock);
 
@@ -298,6 +308,25 @@ retry:
 		som_chunk_destroy(chunk);
 	}
 	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(som_pool_remove_poisoned);
+
+/**
+ * som_pool_remove() - take an owner's chunks out of the pool
+ * @pool: the pool
+ * @owner: the owner given to som_pool_add_chunk()
+ *
+ * som_pool_remove_poisoned() for a caller that does not need the
+ * poisoned pages.
+ *
+ * Context: Process context, may sleep.
+ * Return: 0, or -EBUSY.
+ */
+int som_pool_remove(struct som_pool *pool, const void *owner)
+{
+	unsigned int nr = 0;
+
+	return som_pool_remove_poisoned(pool, owner, NULL, 0, &nr);
 }
 EXPORT_SYMBOL_IF_KUNIT(som_pool_remove);
 
@@ -411,7 +440,7 @@ void som_pool_destroy(struct som_pool *pool)
 	list_for_each_entry_safe(chunk, tmp, &pool->chunks, list) {
 		WARN_ON_ONCE(chunk->nr_free + som_chunk_nr_retired(pool, chunk) !=
 			     SOM_BLOCKS_PER_CHUNK);
-		som_chunk_forget_poison(pool, chunk);
+		som_chunk_forget_poison(pool, chunk, NULL, 0, NULL);
 		hash_del(&chunk->hash);
 		list_del(&chunk->list);
 		som_chunk_destroy(chunk);

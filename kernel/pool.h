@@ -287,6 +287,7 @@ struct som_poison_stats {
  * @unmovable:	whether it is unmovable
  * @isolated:	whether it is isolated
  * @assembling:	whether a GiB is being assembled in it
+ * @poisoned:	whether it holds a poisoned page (no GiB is assembled in it)
  * @nr_free:	its free blocks
  */
 struct som_chunk_info {
@@ -294,6 +295,7 @@ struct som_chunk_info {
 	bool unmovable;
 	bool isolated;
 	bool assembling;
+	bool poisoned;
 	unsigned int nr_free;
 };
 
@@ -319,6 +321,9 @@ int som_pool_insert(struct som_pool *pool, struct list_head *chunks);
 int som_pool_add_chunk(struct som_pool *pool, phys_addr_t phys, int nid,
 		       bool unmovable, const void *owner);
 int som_pool_remove(struct som_pool *pool, const void *owner);
+int som_pool_remove_poisoned(struct som_pool *pool, const void *owner,
+			     unsigned long *pfns, unsigned int max,
+			     unsigned int *nr);
 bool som_pool_contains(struct som_pool *pool, phys_addr_t phys, u64 size);
 unsigned long som_pool_owner_used(struct som_pool *pool, const void *owner);
 
@@ -368,8 +373,6 @@ bool som_pool_find_poison(struct som_pool *pool, unsigned long *pfn,
 			  unsigned long last);
 void som_pool_poison_stats(struct som_pool *pool, int nid, const void *owner,
 			   struct som_poison_stats *stats);
-unsigned int som_pool_owner_poison(struct som_pool *pool, const void *owner,
-				   unsigned long *pfns, unsigned int max);
 void som_pool_add_claim(struct som_pool *pool, struct som_claim *claim);
 void som_pool_del_claim(struct som_pool *pool, struct som_claim *claim);
 

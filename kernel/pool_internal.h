@@ -90,8 +90,12 @@ bool som_pool_retire_locked(struct som_pool *pool, unsigned long bfn);
 unsigned int som_chunk_nr_retired(struct som_pool *pool,
 				  const struct som_chunk *chunk);
 bool som_chunk_poisoned(struct som_pool *pool, const struct som_chunk *chunk);
+void som_chunk_retire_free(struct som_pool *pool, struct som_chunk *chunk,
+			   unsigned int i);
 void som_chunk_zero_retired(struct som_pool *pool, struct som_chunk *chunk);
-void som_chunk_forget_poison(struct som_pool *pool, struct som_chunk *chunk);
+void som_chunk_forget_poison(struct som_pool *pool, struct som_chunk *chunk,
+			     unsigned long *pfns, unsigned int max,
+			     unsigned int *nr);
 
 /* pool_move.c: isolation */
 void som_chunk_isolate(struct som_pool *pool, struct som_chunk *chunk);

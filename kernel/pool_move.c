@@ -109,6 +109,7 @@ int som_pool_chunk_info(struct som_pool *pool, unsigned long cfn,
 		info->unmovable = chunk->unmovable;
 		info->isolated = chunk->isolated;
 		info->assembling = chunk->assembling;
+		info->poisoned = som_chunk_poisoned(pool, chunk);
 		info->nr_free = chunk->nr_free;
 	}
 	spin_unlock(&pool->lock);

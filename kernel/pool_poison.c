@@ -185,8 +185,13 @@ void som_chunk_zero_retired(struct som_pool *pool, struct som_chunk *chunk)
 	}
 }
 
-/* Forget the records of @chunk, which leaves the pool. */
-void som_chunk_forget_poison(struct som_pool *pool, struct som_chunk *chunk)
+/*
+ * Forget the records of @chunk, which leaves the pool; the first pages go
+ * to @pfns (room for @max, *@nr counts them all), if @pfns.
+ */
+void som_chunk_forget_poison(struct som_pool *pool, struct som_chunk *chunk,
+			     unsigned long *pfns, unsigned int max,
+			     unsigned int *nr)
 {
 	unsigned long pfn = chunk->phys >> PAGE_SHIFT;
 	void *entry;
@@ -194,6 +199,10 @@ void som_chunk_forget_poison(struct som_pool *pool, struct som_chunk *chunk)
 	xa_for_each_range(&pool->poison, pfn, entry, pfn,
 			  pfn + (SOM_CHUNK_SIZE >> PAGE_SHIFT) - 1) {
 		pr_warn("pfn %#lx leaves the pool poisoned\n", pfn);
+		if (pfns && *nr < max)
+			pfns[*nr] = pfn;
+		if (pfns)
+			(*nr)++;
 		xa_erase(&pool->poison, pfn);
 	}
 }
@@ -203,8 +212,8 @@ void som_chunk_forget_poison(struct som_pool *pool, struct som_chunk *chunk)
  * block of its set is promised, some claim gives one promise up first
  * (som_claim_shed()), so that nr_reserved <= nr_free still holds.
  */
-static void som_chunk_retire_free(struct som_pool *pool,
-				  struct som_chunk *chunk, unsigned int i)
+void som_chunk_retire_free(struct som_pool *pool, struct som_chunk *chunk,
+			   unsigned int i)
 {
 	struct som_claim *claim;
 
@@ -324,34 +333,3 @@ void som_pool_poison_stats(struct som_pool *pool, int nid, const void *owner,
 	spin_unlock(&pool->lock);
 }
 EXPORT_SYMBOL_IF_KUNIT(som_pool_poison_stats);
-
-/**
- * som_pool_owner_poison() - the poisoned pages of a source's chunks
- * @pool: the pool
- * @owner: the source
- * @pfns: filled in with up to @max of them
- * @max: room in @pfns
- *
- * Context: Takes the pool lock.
- * Return: how many there are (may exceed @max).
- */
-unsigned int som_pool_owner_poison(struct som_pool *pool, const void *owner,
-				   unsigned long *pfns, unsigned int max)
-{
-	struct som_chunk *chunk;
-	unsigned int nr = 0;
-	unsigned long pfn;
-	void *entry;
-
-	spin_lock(&pool->lock);
-	xa_for_each(&pool->poison, pfn, entry) {
-		chunk = som_pool_find(pool, pfn >> (SOM_CHUNK_SHIFT - PAGE_SHIFT));
-		if (!chunk || chunk->owner != owner)
-			continue;
-		if (nr < max)
-			pfns[nr] = pfn;
-		nr++;
-	}
-	spin_unlock(&pool->lock);
-	return nr;
-}

@@ -74,9 +74,16 @@ void som_pool_zero_work(struct work_struct *work)
 
 		som_pool_zero_block(pool, chunk, i, true);
 
-		/* Nobody takes or removes a block the worker is on. */
+		/*
+		 * Nobody takes or removes a block the worker is on; a memory
+		 * error recorded meanwhile waited for it, and it is retired
+		 * now instead of offered.
+		 */
 		som_pool_lock_stocked(pool, GFP_KERNEL | __GFP_NOFAIL);
-		som_chunk_set_block(pool, chunk, i, true, false);
+		if (som_pool_block_poisoned(pool, som_chunk_bfn(chunk, i)))
+			som_chunk_retire_free(pool, chunk, i);
+		else
+			som_chunk_set_block(pool, chunk, i, true, false);
 		WRITE_ONCE(pool->zeroing, SOM_NO_BLOCK);
 		spin_unlock(&pool->lock);
 		wake_up_all(&pool->zero_wait);

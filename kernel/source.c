@@ -374,7 +374,9 @@ err_destroy:
  * Give the chunks of a source that left the pool back to where they came
  * from. Memory with struct pages goes back to the kernel: each poisoned
  * page of it is reported to memory_failure(), which takes it out of use
- * there. @pfns holds the @nr poisoned pages, taken before the chunks left.
+ * there (the kernel's own handler may have marked them already, and then
+ * nothing changes). @pfns holds the poisoned pages of the chunks as they
+ * left the pool, @nr of them.
  */
 static void som_source_destroy(struct som_source *src, unsigned long *pfns,
 			       unsigned int nr)
@@ -423,9 +425,9 @@ int som_source_remove(const char *name)
 	}
 	err = som_migrate_evacuate(&som_pool, src);
 	if (!err) {
-		nr_poison = som_pool_owner_poison(&som_pool, src, poison,
-						  SOM_SOURCE_POISON_MAX);
-		err = som_pool_remove(&som_pool, src);
+		err = som_pool_remove_poisoned(&som_pool, src, poison,
+					       SOM_SOURCE_POISON_MAX,
+					       &nr_poison);
 		if (err)
 			som_pool_unisolate_owner(&som_pool, src);
 	}
@@ -609,9 +611,9 @@ void som_sources_exit(void)
 
 	mutex_lock(&som_sources_lock);
 	list_for_each_entry_safe(src, tmp, &som_sources, list) {
-		nr_poison = som_pool_owner_poison(&som_pool, src, poison,
-						  SOM_SOURCE_POISON_MAX);
-		err = som_pool_remove(&som_pool, src);
+		err = som_pool_remove_poisoned(&som_pool, src, poison,
+					       SOM_SOURCE_POISON_MAX,
+					       &nr_poison);
 		if (err)
 			som_source_leak(src, err);
 		else

@@ -4,9 +4,8 @@
  * owner that page and the pool its 2 MiB block, and nobody maps it again.
  *
  * Errors are declared with SOM_IOC_POISON, the way a machine check that
- * reports one is handled (kernel/poison.c), and, where the VM harness
- * offers it (SOM_MCE_TTY, x86), injected as real machine checks by QEMU:
- * the test asks the host on that serial port (vm/lib/mce_relay.py). Every test works in the spare
+ * reports one is handled (kernel/poison.c); som_mce_test.c injects real
+ * machine checks. Every test works in the spare
  * reserved range (SOM_SPARE_RANGES, 1 GiB on node 1), added as its own
  * source and bound to by the test's mappings, so that the retired blocks
  * leave with the source at the end and the boot pool is left as it was.
@@ -16,173 +15,13 @@
  * and that the source, retired blocks and all, can be removed.
  */
 #define _GNU_SOURCE
-#include <poll.h>
 #include <pthread.h>
 #include <sys/wait.h>
-#include <termios.h>
 
 #include "kselftest_harness.h"
 #include "som_util.h"
 #include "som_pool_util.h"
-
-#define SPARE	"poison-spare"
-
-/* What the last som_touch() got. */
-static sigjmp_buf touch_env;
-static volatile sig_atomic_t touch_sig, touch_code, touch_lsb;
-static void *volatile touch_addr;
-
-static void touch_handler(int sig, siginfo_t *si, void *uc)
-{
-	(void)uc;
-	touch_sig = sig;
-	touch_code = si->si_code;
-	touch_addr = si->si_addr;
-	touch_lsb = si->si_addr_lsb;
-	siglongjmp(touch_env, 1);
-}
-
-/* Read @addr; return the signal it raised (its fields in touch_*), or 0. */
-static int touch(void *addr)
-{
-	struct sigaction sa, old;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = touch_handler;
-	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
-	sigaction(SIGBUS, &sa, &old);
-	touch_sig = 0;
-	touch_code = 0;
-	touch_lsb = 0;
-	touch_addr = NULL;
-	if (!sigsetjmp(touch_env, 1))
-		(void)*(volatile char *)addr;
-	sigaction(SIGBUS, &old, NULL);
-	return touch_sig;
-}
-
-/* SOM_IOC_POISON: the page at @addr, or at @phys when @addr is NULL. */
-static int poison(int dev, void *addr, uint64_t phys, uint32_t flags,
-		  uint64_t *out)
-{
-	struct som_poison p;
-
-	memset(&p, 0, sizeof(p));
-	p.addr = (uintptr_t)addr;
-	p.phys = phys;
-	p.flags = flags | (addr ? SOM_POISON_ADDR : 0);
-	if (ioctl(dev, SOM_IOC_POISON, &p))
-		return -errno;
-	if (out)
-		*out = p.phys;
-	return 0;
-}
-
-/* The physical address of the page behind @addr (which must be backed). */
-static uint64_t phys_of(int dev, void *addr)
-{
-	uint64_t phys = 0;
-
-	return poison(dev, addr, 0, SOM_POISON_LOOKUP, &phys) ? 0 : phys;
-}
-
-static long long spare_stat(const char *attr)
-{
-	return atoll(src_attr(SPARE, attr));
-}
-
-FIXTURE(poison) {
-	int dev;
-	int nid;
-	uint64_t start;
-};
-
-FIXTURE_SETUP(poison)
-{
-	struct som_source_args a;
-	uint64_t size;
-
-	SOM_OPEN_DEV(self->dev);
-	self->nid = -1;
-	if (!parse_range(getenv("SOM_SPARE_RANGES"), &size, &self->start) ||
-	    size != GiB)
-		SKIP(return, "no spare 1 GiB range (SOM_SPARE_RANGES)");
-	args_init(&a, SOM_SOURCE_RESERVED);
-	a.start = self->start;
-	a.size = size;
-	strcpy(a.name, SPARE);
-	ASSERT_EQ(0, src_add(self->dev, &a));
-	self->nid = atoi(src_attr(SPARE, "nodes"));
-	ASSERT_LT(0, self->nid);
-	ASSERT_EQ(0, spare_stat("poison_events"));
-}
-
-FIXTURE_TEARDOWN(poison)
-{
-	if (self->nid > 0) {
-		/* Retired blocks leave with their source. */
-		EXPECT_EQ(0, src_remove(self->dev, SPARE));
-	}
-	if (self->dev >= 0)
-		close(self->dev);
-}
-
-/* A /dev/som mapping of @len bound to the spare node, @off past a GiB. */
-static char *map_spare(struct __test_metadata *_metadata, int nid,
-		       size_t len, size_t off, int *fdp)
-{
-	int fd = open(SOM_DEV, O_RDWR);
-	char *p;
-
-	EXPECT_LE(0, fd);
-	EXPECT_EQ(0, set_policy(fd, SOM_POLICY_BIND, 1ULL << nid, 0));
-	p = som_map_past(fd, len, GiB, off);
-	EXPECT_NE(MAP_FAILED, p);
-	*fdp = fd;
-	return p == MAP_FAILED ? NULL : p;
-}
-
-/*
- * The physical address of page @nr of a block that was used and freed: a
- * free block, dirty or zeroed by now. 0 if something failed.
- */
-static uint64_t free_page_phys(struct __test_metadata *_metadata, int dev,
-			       int nid, int nr)
-{
-	uint64_t phys;
-	char *m;
-	int fd;
-
-	m = map_spare(_metadata, nid, 2 * MiB, 2 * MiB, &fd);
-	if (!m)
-		return 0;
-	m[0] = 1;
-	phys = phys_of(dev, m + nr * 4096);
-	munmap(m, 2 * MiB);
-	close(fd);
-	return phys;
-}
-
-/*
- * After an error in @page of a mapping filled with som_fill(seed 7):
- * every other byte is intact, the page signals as anonymous memory's
- * would, and the entries around it are 4 KiB.
- */
-static void check_hole(struct __test_metadata *_metadata, int dev, char *p,
-		       size_t len, char *page)
-{
-	size_t off = page - p;
-
-	EXPECT_EQ(-1, som_check(p, 0, off, 8, 7));
-	EXPECT_EQ(-1, som_check(p, off + 4096, len, 8, 7));
-	EXPECT_EQ(SIGBUS, touch(page + 100));
-	EXPECT_EQ(BUS_MCEERR_AR, touch_code);
-	EXPECT_EQ(page + 100, (char *)touch_addr);
-	EXPECT_EQ(12, touch_lsb);
-	EXPECT_EQ(-EHWPOISON, poison(dev, page, 0, SOM_POISON_LOOKUP, NULL));
-	/* The rest of its 2 MiB is mapped by 4 KiB entries now. */
-	EXPECT_EQ(4096, som_page_size(dev, (void *)((uintptr_t)page ^ 4096)));
-}
+#include "som_poison_util.h"
 
 TEST_F(poison, bad_arguments_are_refused)
 {
@@ -382,15 +221,52 @@ TEST_F(poison, som_file_hole_signals_until_punched)
 	EXPECT_EQ(-1, som_check(m, page - m + 4096, len, 8, 7));
 	/* The pool keeps the block retired. */
 	EXPECT_EQ(2 * MiB, spare_stat("retired_bytes"));
+	/*
+	 * The block is whole again: mapped anew it is one 2 MiB entry (in
+	 * the old mapping the 4 KiB entries' page table stays: 6.12 frees
+	 * no emptied page table but at munmap).
+	 */
+	munmap(m, len);
+	m = som_map_past(fd, len, GiB, 0);
+	ASSERT_NE(MAP_FAILED, m);
+	EXPECT_EQ(9, m[3 * MiB + 7 * 4096]);
+	EXPECT_EQ(2 * MiB, som_page_size(self->dev, m + 3 * MiB));
 	munmap(m, len);
 	close(fd);
 	EXPECT_EQ(GiB - 2 * MiB, node_stat(self->nid, "free_bytes"));
 }
 
+TEST_F(poison, hole_survives_evacuation_of_its_source)
+{
+	long long free0 = node_stat(0, "free_bytes");
+	size_t len = 8 * MiB;
+	char *m, *page;
+	int fd;
+
+	/* Preferred, not bound: evacuation may move it to node 0. */
+	fd = open(SOM_DEV, O_RDWR);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, set_policy(fd, SOM_POLICY_PREFERRED, 1ULL << self->nid,
+				0));
+	m = som_map_past(fd, len, GiB, 2 * MiB);
+	ASSERT_NE(MAP_FAILED, m);
+	som_fill(m, 0, len, 8, 7);
+	page = m + 5 * MiB + 3 * 4096;
+	ASSERT_EQ(0, poison(self->dev, page, 0, 0, NULL));
+	/* The source leaves with its retired block; the data moves. */
+	ASSERT_EQ(0, src_remove(self->dev, SPARE));
+	self->nid = -1;
+	check_hole(_metadata, self->dev, m, len, page);
+	EXPECT_EQ(free0 - (long long)len, node_stat(0, "free_bytes"));
+	munmap(m, len);
+	close(fd);
+	EXPECT_EQ(free0, node_stat(0, "free_bytes"));
+}
+
 TEST_F(poison, two_errors_in_one_block)
 {
 	size_t len = 2 * MiB;
-	uint64_t first, second;
+	uint64_t first = 0, second = 0;
 	char *m;
 	int fd;
 
@@ -526,117 +402,6 @@ TEST_F(poison, errors_race_with_faults_and_munmap)
 	EXPECT_EQ(GiB - nr * 2 * (long long)MiB,
 		  node_stat(self->nid, "free_bytes"));
 	EXPECT_EQ(0, node_stat(self->nid, "reserved_bytes"));
-}
-
-/*
- * Ask the host for an action-optional machine check (a patrol scrub's) at
- * @phys and wait for its answer. Returns 0, or -1 with the reason logged.
- */
-static int inject_srao(struct __test_metadata *_metadata, uint64_t phys)
-{
-	const char *tty = getenv("SOM_MCE_TTY");
-	struct pollfd pfd;
-	struct termios t;
-	char req[64], reply[256];
-	size_t n = 0;
-	int fd;
-
-	fd = open(tty, O_RDWR | O_NOCTTY);
-	if (fd < 0 || tcgetattr(fd, &t)) {
-		TH_LOG("%s: %s", tty, strerror(errno));
-		return -1;
-	}
-	cfmakeraw(&t);
-	tcsetattr(fd, TCSANOW, &t);
-	tcflush(fd, TCIOFLUSH);
-	snprintf(req, sizeof(req), "srao %#llx\n", (unsigned long long)phys);
-	if (write(fd, req, strlen(req)) != (ssize_t)strlen(req))
-		TH_LOG("%s: write: %s", tty, strerror(errno));
-	pfd.fd = fd;
-	pfd.events = POLLIN;
-	while (n < sizeof(reply) - 1 && (!n || reply[n - 1] != '\n')) {
-		/* The host answers once QEMU took it: minutes at worst. */
-		if (poll(&pfd, 1, 300 * 1000) != 1 ||
-		    read(fd, reply + n, 1) != 1)
-			break;
-		n++;
-	}
-	close(fd);
-	reply[n] = '\0';
-	if (strcmp(reply, "ok\n")) {
-		TH_LOG("the host answered '%s' to %s", reply, req);
-		return -1;
-	}
-	return 0;
-}
-
-/* Wait for the source's count of errors to reach @events. */
-static long long wait_events(long long events)
-{
-	long long got = 0;
-	int i;
-
-	/* The decode chain's worker, then som's: seconds under TCG. */
-	for (i = 0; i < 3000; i++) {
-		got = spare_stat("poison_events");
-		if (got >= events)
-			break;
-		usleep(100 * 1000);
-	}
-	return got;
-}
-
-/*
- * A machine check taints the kernel, which turns lockdep off for good:
- * the debug tier, which is there for lockdep among others, does without.
- */
-#define NEED_MCE() do {							\
-	const char *tier = getenv("SOM_TIER");				\
-									\
-	if (!getenv("SOM_MCE_TTY"))					\
-		SKIP(return, "no machine-check injection (SOM_MCE_TTY: x86 VMs only)"); \
-	if (tier && !strcmp(tier, "debug"))				\
-		SKIP(return, "a machine check would turn lockdep off for the rest of the run"); \
-} while (0)
-
-TEST_F(poison, srao_machine_check_in_a_free_block_retires_it)
-{
-	long long free0 = node_stat(self->nid, "free_bytes");
-	uint64_t bad;
-
-	NEED_MCE();
-	bad = free_page_phys(_metadata, self->dev, self->nid, 11);
-	ASSERT_NE(0, bad);
-	ASSERT_EQ(0, inject_srao(_metadata, bad));
-	ASSERT_EQ(1, wait_events(1));
-	EXPECT_EQ(1, spare_stat("poisoned_pages"));
-	EXPECT_EQ(2 * MiB, spare_stat("retired_bytes"));
-	EXPECT_EQ(free0 - 2 * (long long)MiB,
-		  node_stat(self->nid, "free_bytes"));
-}
-
-TEST_F(poison, srao_machine_check_in_a_mapped_page_leaves_a_hole)
-{
-	size_t len = 4 * MiB;
-	uint64_t bad;
-	char *m, *page;
-	int fd;
-
-	NEED_MCE();
-	m = map_spare(_metadata, self->nid, len, 2 * MiB, &fd);
-	ASSERT_NE(NULL, m);
-	som_fill(m, 0, len, 8, 7);
-	/* Found by a scrub before the owner reads it again. */
-	page = m + 3 * MiB + 21 * 4096;
-	bad = phys_of(self->dev, page);
-	ASSERT_NE(0, bad);
-	ASSERT_EQ(0, inject_srao(_metadata, bad));
-	ASSERT_EQ(1, wait_events(1));
-	check_hole(_metadata, self->dev, m, len, page);
-	EXPECT_EQ(2 * MiB, spare_stat("retired_bytes"));
-	munmap(m, len);
-	close(fd);
-	EXPECT_EQ(GiB - 2 * MiB, node_stat(self->nid, "free_bytes"));
 }
 
 TEST_HARNESS_MAIN

@@ -81,7 +81,7 @@ SOM_VM_LOG_PATTERNS=(
 
 # Machine checks (x86): QEMU serves its QMP monitor and the guest's second
 # serial port (ttyS1) on Unix sockets next to the log, and
-# vm/lib/mce_relay.py turns a test's request on ttyS1 ("srao PHYS") into
+# vm/lib/mce_relay.py turns a test's request on ttyS1 ("srao PHYS", "srar CPU PHYS") into
 # the monitor's `mce` command; the guest sees SOM_MCE_TTY=/dev/ttyS1. The
 # guest boots with mce=0: an Intel CPU's handler otherwise waits for every
 # CPU to enter it, and QEMU's `mce` reaches one, so the guest panicked on
