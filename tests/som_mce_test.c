@@ -167,6 +167,57 @@ static int cpu1_isolated(void)
 	return !strcmp(buf, "1\n");
 }
 
+/*
+ * Has CPU 1 stopped its tick (/proc/timer_list's .tick_stopped)? 1, 0, or
+ * -1 if the file does not say.
+ */
+static int cpu1_tick_stopped(void)
+{
+	static char buf[1 << 16];
+	int fd = open("/proc/timer_list", O_RDONLY);
+	ssize_t n, len = 0;
+	char *cpu, *flag;
+
+	if (fd < 0)
+		return -1;
+	while (len < (ssize_t)sizeof(buf) - 1 &&
+	       (n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += n;
+	close(fd);
+	buf[len] = '\0';
+	cpu = strstr(buf, "\ncpu: 1\n");
+	flag = cpu ? strstr(cpu, ".tick_stopped") : NULL;
+	flag = flag ? strchr(flag, ':') : NULL;
+	return flag ? atoi(flag + 1) == 1 : -1;
+}
+
+/*
+ * Wait until CPU 1, which only the reader uses, has had its tick stopped
+ * for a second (ten looks in a row): a tick that fires when the record
+ * arrives would be an SRAR in the kernel, which panics. A busy host can
+ * take long to get there: the wait is long, and 0 means it was reached.
+ */
+static int wait_tickless(struct __test_metadata *_metadata)
+{
+	double end = som_seconds() + 300;
+	int stopped, seen = 0;
+
+	while (seen < 10) {
+		stopped = cpu1_tick_stopped();
+		if (stopped < 0) {
+			TH_LOG("/proc/timer_list does not show CPU 1's tick");
+			return -1;
+		}
+		seen = stopped ? seen + 1 : 0;
+		if (som_seconds() > end) {
+			TH_LOG("CPU 1 kept its tick for 300 s under the reader");
+			return -1;
+		}
+		usleep(100 * 1000);
+	}
+	return 0;
+}
+
 /* The owner's reader: on CPU 1, reading one page until a signal. */
 struct reader {
 	volatile char *page;
@@ -226,10 +277,10 @@ static int srar(struct __test_metadata *_metadata, struct reader *r,
 		return -1;
 	while (!r->ready)
 		usleep(10 * 1000);
-	/* Long enough for CPU 1 to stop its tick under the lone reader. */
-	sleep(2);
+	err = wait_tickless(_metadata);
 	snprintf(req, sizeof(req), "srar 1 %#llx", (unsigned long long)phys);
-	err = inject(_metadata, req);
+	if (!err)
+		err = inject(_metadata, req);
 	if (err)
 		pthread_cancel(t);
 	pthread_join(t, NULL);
