@@ -422,6 +422,7 @@ int som_pool_init(struct som_pool *pool)
 	pool->zeroing = SOM_NO_BLOCK;
 	init_waitqueue_head(&pool->zero_wait);
 	INIT_WORK(&pool->zero_work, som_pool_zero_work);
+	pool->zero_ahead = true;
 	return 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(som_pool_init);

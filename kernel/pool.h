@@ -135,7 +135,8 @@ struct som_zero_stats {
 
 /**
  * struct som_pool - all chunks and their accounting
- * @lock:	protects every field below except @zero_work and @zero_wait,
+ * @lock:	protects every field below except @zero_work, @zero_wait
+ *		and @zero_ahead,
  *		the sets, the mutable fields of every chunk and the
  *		reservation counts of every claim. Innermost lock of som:
  *		taken inside som_region.lock; never held while zeroing.
@@ -147,6 +148,8 @@ struct som_zero_stats {
  *		free and dirty meanwhile, allocators skip it), or SOM_NO_BLOCK
  * @zero_wait:	woken whenever the worker finishes a block
  * @zero_work:	the zeroing worker
+ * @zero_ahead:	whether the worker runs (som_pool_set_zero_ahead()); when
+ *		it does not, allocators zero the dirty blocks they take
  * @zero_stats:	what zeroing has cost so far, in the worker and in faults
  * @spare:	struct som_chunk_bits at hand, so that a chunk whose blocks
  *		stop being alike gets one under the lock: every change of a
@@ -171,6 +174,7 @@ struct som_pool {
 	unsigned long zeroing;
 	wait_queue_head_t zero_wait;
 	struct work_struct zero_work;
+	bool zero_ahead;
 	struct som_zero_stats zero_stats;
 	struct som_chunk_bits *spare[SOM_POOL_SPARE_BITS];
 	unsigned int nr_spare;
@@ -343,6 +347,8 @@ unsigned long som_pool_alloc_block(struct som_pool *pool,
 unsigned long som_pool_alloc_chunk(struct som_pool *pool,
 				   struct som_claim *claim, pgoff_t idx);
 void som_pool_free_block(struct som_pool *pool, unsigned long bfn);
+void som_pool_set_zero_ahead(struct som_pool *pool, bool on);
+bool som_pool_zero_ahead(struct som_pool *pool);
 void *som_pool_block_vaddr(struct som_pool *pool, unsigned long bfn);
 int som_pool_block_node(struct som_pool *pool, unsigned long bfn,
 			bool *unmovable);

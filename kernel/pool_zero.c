@@ -2,13 +2,15 @@
 /*
  * som pool: zeroing freed memory ahead of time. One worker clears dirty
  * blocks one at a time; allocators skip the block it is on, or wait for
- * it when it is the only one left.
+ * it when it is the only one left. An administrator may stop it
+ * (zero_ahead): allocators then zero what they take, in the fault.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <kunit/visibility.h>
 #include <linux/error-injection.h>
 #include <linux/io.h>
+#include <linux/mutex.h>
 #include <linux/numa.h>
 #include <linux/sched.h>
 #include <linux/timekeeping.h>
@@ -59,6 +61,8 @@ void som_pool_zero_work(struct work_struct *work)
 	unsigned int i;
 
 	for (;;) {
+		if (!READ_ONCE(pool->zero_ahead))
+			return;
 		spin_lock(&pool->lock);
 		list_for_each_entry(chunk, &pool->chunks, list)
 			if (chunk->nr_dirty)
@@ -89,4 +93,36 @@ void som_pool_zero_work(struct work_struct *work)
 		wake_up_all(&pool->zero_wait);
 		cond_resched();
 	}
+}
+
+/**
+ * som_pool_set_zero_ahead() - start or stop zeroing free memory ahead
+ * @pool: the pool
+ * @on: whether the worker zeroes dirty blocks ahead of the faults
+ *
+ * Stopped, freed blocks stay dirty until an allocator takes one and
+ * zeroes it in the fault (zero_fault_bytes), or until their chunk leaves
+ * the pool. Returns once the worker has stopped (it finishes the block it
+ * is on) or has been started. Concurrent calls are serialised: the last
+ * one wins, and none returns while the worker disagrees with it.
+ *
+ * Context: Process context, may sleep.
+ */
+void som_pool_set_zero_ahead(struct som_pool *pool, bool on)
+{
+	static DEFINE_MUTEX(som_zero_ahead_mutex);
+
+	mutex_lock(&som_zero_ahead_mutex);
+	WRITE_ONCE(pool->zero_ahead, on);
+	if (on)
+		queue_work(system_dfl_wq, &pool->zero_work);
+	else
+		flush_work(&pool->zero_work);
+	mutex_unlock(&som_zero_ahead_mutex);
+}
+
+/* Whether the pool zeroes freed memory ahead (som_pool_set_zero_ahead()). */
+bool som_pool_zero_ahead(struct som_pool *pool)
+{
+	return READ_ONCE(pool->zero_ahead);
 }

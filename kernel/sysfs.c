@@ -253,6 +253,30 @@ static ssize_t compact_store(struct kobject *kobj, struct kobj_attribute *attr,
 
 static struct kobj_attribute compact_attr = __ATTR_WO(compact);
 
+static ssize_t zero_ahead_show(struct kobject *kobj,
+			       struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%d\n", som_pool_zero_ahead(&som_pool));
+}
+
+static ssize_t zero_ahead_store(struct kobject *kobj,
+				struct kobj_attribute *attr, const char *buf,
+				size_t count)
+{
+	bool on;
+	int err;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	err = kstrtobool(buf, &on);
+	if (err)
+		return err;
+	som_pool_set_zero_ahead(&som_pool, on);
+	return count;
+}
+
+static struct kobj_attribute zero_ahead_attr = __ATTR_RW(zero_ahead);
+
 static ssize_t compact_rate_show(struct kobject *kobj,
 				 struct kobj_attribute *attr, char *buf)
 {
@@ -333,6 +357,7 @@ static struct attribute *som_pool_attrs[] = {
 	&som_zero_worker_ns.attr.attr,
 	&som_zero_fault_bytes.attr.attr,
 	&som_zero_fault_ns.attr.attr,
+	&zero_ahead_attr.attr,
 	&add_range_attr.attr,
 	&remove_source_attr.attr,
 	NULL,
