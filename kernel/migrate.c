@@ -147,27 +147,39 @@ static void som_mover_zap(struct som_mover *mv, pgoff_t idx, pgoff_t nr)
 /*
  * Copy the data of index @idx of a locked region from @from to @to, page
  * by page with the machine-check-safe copy: a page the region lost to a
- * memory error is skipped, and one whose copy runs into a new error
- * becomes such a hole (its page of block @src_bfn is recorded as poisoned,
- * and the block retired once freed) instead of bringing the kernel down.
- * @src_bfn is SOM_BOUNCE for the bounce buffer, ordinary kernel memory.
+ * memory error is skipped, and so is one of block @src_bfn that the pool
+ * has an error recorded for (reported while the mover held the region,
+ * som_migrate_poison() waiting for it): that page becomes a hole now. One
+ * whose copy runs into a new error becomes such a hole too (its page is
+ * recorded as poisoned, and the block retired once freed) instead of
+ * bringing the kernel down. @src_bfn is SOM_BOUNCE for the bounce buffer,
+ * ordinary kernel memory, whose holes were made on the way in.
  */
 static void som_mover_copy(struct som_mover *mv, pgoff_t idx, void *to,
 			   const void *from, unsigned long src_bfn)
 {
 	struct som_region *region = mv->region;
 	pgoff_t pgoff = idx << SOM_PAGES_PER_BLOCK_SHIFT;
+	bool recorded = src_bfn != SOM_BOUNCE &&
+			som_pool_block_poisoned(region->pool, src_bfn);
 	struct som_poison_where where;
 	size_t off;
 	pgoff_t p;
 
 	for (p = 0; p < SOM_PAGES_PER_BLOCK; p++) {
 		off = p << PAGE_SHIFT;
-		if (som_region_poisoned(region, pgoff + p, 1) ||
-		    !copy_mc_to_kernel(to + off, from + off, PAGE_SIZE))
+		if (som_region_poisoned(region, pgoff + p, 1))
 			continue;
-		pr_warn("memory error copying page %#lx of a region: it is a hole now\n",
-			pgoff + p);
+		if (recorded &&
+		    som_pool_page_poisoned(region->pool,
+					   som_bfn_to_pfn(src_bfn) + p)) {
+			som_region_poison_page(region, pgoff + p);
+			continue;
+		}
+		if (!copy_mc_to_kernel(to + off, from + off, PAGE_SIZE))
+			continue;
+		pr_warn_ratelimited("memory error copying page %#lx of a region: it is a hole now\n",
+				    pgoff + p);
 		if (src_bfn != SOM_BOUNCE)
 			som_pool_poison(region->pool,
 					som_bfn_to_pfn(src_bfn) + p, &where);

@@ -76,7 +76,7 @@ int som_poison_page(unsigned long pfn, const char *how)
 			pr_info("%s at pfn %#lx: the owner lost 4 KiB; its block stays in place\n",
 				how, pfn);
 		else if (err == -ENOENT)
-			pr_info("%s at pfn %#lx: its 2 MiB block, just freed, is retired\n",
+			pr_info("%s at pfn %#lx: its 2 MiB block left its owner meanwhile (freed, or moved without the page) and is retired\n",
 				how, pfn);
 		else
 			pr_err("%s at pfn %#lx: its owner's mapping not changed (%d)\n",

@@ -145,34 +145,6 @@ static int spare_add(struct __test_metadata *_metadata, int dev)
 	return nid > 0 ? nid : -1;
 }
 
-/*
- * Leave each GiB of node 0's pool with one block in use, held by a som
- * file: a GiB mapped now cannot get a chunk of its own. Returns the file,
- * which frees those blocks when closed.
- */
-static int fragment_node0(struct __test_metadata *_metadata, int dev)
-{
-	long long total = node_stat(0, "total_bytes");
-	off_t off;
-	int fd;
-
-	fd = som_file(dev, 0, SOM_FILE_CLOEXEC);
-	EXPECT_LE(0, fd);
-	EXPECT_EQ(0, set_policy(fd, SOM_POLICY_BIND, 1, 0));
-	EXPECT_EQ(0, ftruncate(fd, total));
-	EXPECT_EQ(0, fallocate(fd, 0, 0, total));
-	for (off = 0; off < total; off += GiB) {
-		EXPECT_EQ(0, fallocate(fd, FALLOC_FL_PUNCH_HOLE |
-				       FALLOC_FL_KEEP_SIZE, off, 10 * MiB));
-		EXPECT_EQ(0, fallocate(fd, FALLOC_FL_PUNCH_HOLE |
-				       FALLOC_FL_KEEP_SIZE, off + 12 * MiB,
-				       GiB - 12 * MiB));
-	}
-	EXPECT_EQ(node_stat(0, "free_bytes"),
-		  total - (total / GiB) * 2 * (long long)MiB);
-	return fd;
-}
-
 /* How many of the 2 MiB pieces of [@p, @p + @len) each entry size maps. */
 static void entry_sizes(int fd, const char *p, size_t len, int sizes[3])
 {
@@ -236,7 +208,8 @@ static char *scattered_gib(struct __test_metadata *_metadata, int dev,
 	long long pud;
 	char *p;
 
-	frag = fragment_node0(_metadata, dev);
+	frag = fragment_node0(dev);
+	EXPECT_LE(0, frag);
 	*fd = som_file(dev, 0, SOM_FILE_CLOEXEC);
 	EXPECT_LE(0, *fd);
 	EXPECT_EQ(0, set_policy(*fd, SOM_POLICY_BIND, 1, 0));

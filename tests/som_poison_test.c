@@ -23,6 +23,55 @@
 #include "som_pool_util.h"
 #include "som_poison_util.h"
 
+/* Free memory of @nid (-1: the pool) that is not zeroed yet. */
+static long long dirty_bytes(int nid)
+{
+	if (nid < 0)
+		return som_stat("free_bytes") + som_stat("reserved_bytes") -
+		       som_stat("zeroed_bytes");
+	return node_stat(nid, "free_bytes") + node_stat(nid, "reserved_bytes") -
+	       node_stat(nid, "zeroed_bytes");
+}
+
+/* Wait until the zeroing worker has zeroed all free memory of @nid. */
+static int wait_zeroed(int nid)
+{
+	double end = som_seconds() + 600;
+
+	while (dirty_bytes(nid)) {
+		if (som_seconds() > end)
+			return -1;
+		usleep(10 * 1000);
+	}
+	return 0;
+}
+
+/*
+ * Map all the free memory the spare source has left and touch it: no
+ * block of it is the one at @block.
+ */
+static void fill_avoids(struct __test_metadata *_metadata, int dev, int nid,
+			uint64_t block)
+{
+	size_t len = node_stat(nid, "free_bytes"), off;
+	uint64_t phys;
+	char *m;
+	int fd;
+
+	m = map_spare(_metadata, nid, len, 2 * MiB, &fd);
+	ASSERT_NE(NULL, m);
+	for (off = 0; off < len; off += 2 * MiB) {
+		m[off] = 1;
+		phys = phys_of(dev, m + off);
+		EXPECT_NE(block, phys);
+		if (phys == block)
+			break;
+	}
+	EXPECT_EQ(0, node_stat(nid, "free_bytes"));
+	munmap(m, len);
+	close(fd);
+}
+
 TEST_F(poison, bad_arguments_are_refused)
 {
 	struct som_poison p;
@@ -68,17 +117,16 @@ TEST_F(poison, bad_arguments_are_refused)
 	close(fd);
 }
 
-TEST_F(poison, free_block_is_retired_and_never_handed_out)
+TEST_F(poison, zeroed_free_block_is_retired_and_never_handed_out)
 {
-	size_t len = GiB - 2 * MiB, off;
-	uint64_t bad, block, phys;
 	long long free0 = node_stat(self->nid, "free_bytes");
-	char *m, cmd[64];
-	int fd;
+	char cmd[64];
+	uint64_t bad;
 
 	bad = free_page_phys(_metadata, self->dev, self->nid, 5);
 	ASSERT_NE(0, bad);
-	/* Free now (zeroed or not): retired at once. As an administrator. */
+	/* Free and zeroed: retired at once. As an administrator. */
+	ASSERT_EQ(0, wait_zeroed(self->nid));
 	snprintf(cmd, sizeof(cmd), "somctl poison %#llx >/dev/null",
 		 (unsigned long long)bad);
 	ASSERT_EQ(0, system(cmd));
@@ -89,22 +137,40 @@ TEST_F(poison, free_block_is_retired_and_never_handed_out)
 	EXPECT_LE(2 * MiB, som_stat("retired_bytes"));
 	EXPECT_EQ(free0 - 2 * (long long)MiB,
 		  node_stat(self->nid, "free_bytes"));
-
 	/* The rest of the source fills up; the bad block is not in it. */
-	m = map_spare(_metadata, self->nid, len, 2 * MiB, &fd);
-	ASSERT_NE(NULL, m);
-	block = bad & ~(2 * MiB - 1);
-	for (off = 0; off < len; off += 2 * MiB) {
-		m[off] = 1;
-		phys = phys_of(self->dev, m + off);
-		EXPECT_NE(block, phys);
-		if (phys == block)
-			break;
-	}
+	fill_avoids(_metadata, self->dev, self->nid, bad & ~(2 * MiB - 1));
 	/* The source lost exactly one block. */
-	EXPECT_EQ(0, node_stat(self->nid, "free_bytes"));
-	munmap(m, len);
-	close(fd);
+	EXPECT_EQ(free0 - 2 * (long long)MiB,
+		  node_stat(self->nid, "free_bytes"));
+}
+
+/*
+ * A block freed and not zeroed yet (zero_ahead off holds it so): the
+ * error retires it as it is, and it is no longer counted dirty, so that
+ * the zeroing worker, started again, never writes it; the source filled
+ * afterwards never maps it.
+ */
+TEST_F(poison, dirty_free_block_is_retired_and_never_zeroed)
+{
+	long long free0, worker0;
+	uint64_t bad;
+
+	ASSERT_EQ(0, wait_zeroed(-1));
+	ASSERT_EQ(0, som_sysfs_write("zero_ahead", "0"));
+	free0 = node_stat(self->nid, "free_bytes");
+	worker0 = som_stat("zero_worker_bytes");
+	bad = free_page_phys(_metadata, self->dev, self->nid, 5);
+	ASSERT_NE(0, bad);
+	EXPECT_EQ(2 * MiB, dirty_bytes(-1));
+	ASSERT_EQ(0, poison(self->dev, NULL, bad, 0, NULL));
+	EXPECT_EQ(2 * MiB, spare_stat("retired_bytes"));
+	EXPECT_EQ(free0 - 2 * (long long)MiB,
+		  node_stat(self->nid, "free_bytes"));
+	EXPECT_EQ(0, dirty_bytes(-1));
+	/* The worker stopped meanwhile: nothing it zeroed. */
+	EXPECT_EQ(worker0, som_stat("zero_worker_bytes"));
+	ASSERT_EQ(0, som_sysfs_write("zero_ahead", "1"));
+	fill_avoids(_metadata, self->dev, self->nid, bad & ~(2 * MiB - 1));
 	EXPECT_EQ(free0 - 2 * (long long)MiB,
 		  node_stat(self->nid, "free_bytes"));
 }
@@ -174,6 +240,55 @@ TEST_F(poison, whole_gib_without_room_keeps_its_block_in_place)
 	EXPECT_EQ(GiB - 2 * MiB, node_stat(self->nid, "free_bytes"));
 }
 
+/*
+ * A GiB on one 1 GiB entry with room elsewhere (node 0, which the
+ * preferred policy allows): the block's other 511 pages move, the rest of
+ * the GiB stays where it is, on 2 MiB entries.
+ */
+TEST_F(poison, gib_entry_moves_the_bad_block_and_keeps_the_rest)
+{
+	long long free0 = node_stat(0, "free_bytes");
+	uint64_t first, before, after;
+	size_t len = GiB;
+	char *m, *page;
+	int fd;
+
+	fd = open(SOM_DEV, O_RDWR);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, set_policy(fd, SOM_POLICY_PREFERRED, 1ULL << self->nid,
+				0));
+	m = som_map_past(fd, len, GiB, 0);
+	ASSERT_NE(MAP_FAILED, m);
+	som_fill(m, 0, len, 4096, 7);
+	EXPECT_EQ(som_largest_entry(), som_page_size(self->dev, m));
+	EXPECT_EQ(0, node_stat(self->nid, "free_bytes"));
+	page = m + 700 * MiB + 9 * 4096;
+	first = phys_of(self->dev, m);
+	before = phys_of(self->dev, page + 4096);
+	EXPECT_TRUE(before >= self->start && before < self->start + GiB);
+	ASSERT_EQ(0, poison(self->dev, page, 0, 0, NULL));
+	EXPECT_EQ(-1, som_check(m, 0, page - m, 4096, 7));
+	EXPECT_EQ(-1, som_check(m, page - m + 4096, len, 4096, 7));
+	EXPECT_EQ(SIGBUS, touch(page + 8));
+	EXPECT_EQ(BUS_MCEERR_AR, touch_code);
+	EXPECT_EQ(page + 8, (char *)touch_addr);
+	EXPECT_EQ(12, touch_lsb);
+	/* The neighbours went to node 0; the bad block was retired. */
+	after = phys_of(self->dev, page + 4096);
+	EXPECT_TRUE(after < self->start || after >= self->start + GiB);
+	EXPECT_EQ(free0 - 2 * (long long)MiB, node_stat(0, "free_bytes"));
+	EXPECT_EQ(2 * MiB, spare_stat("retired_bytes"));
+	EXPECT_EQ(0, node_stat(0, "retired_bytes"));
+	/* The rest of the GiB did not move. */
+	EXPECT_EQ(first, phys_of(self->dev, m));
+	EXPECT_EQ(2 * MiB, som_page_size(self->dev, m));
+	EXPECT_EQ(4096, som_page_size(self->dev, page + 4096));
+	munmap(m, len);
+	close(fd);
+	EXPECT_EQ(free0, node_stat(0, "free_bytes"));
+	EXPECT_EQ(GiB - 2 * MiB, node_stat(self->nid, "free_bytes"));
+}
+
 TEST_F(poison, pte_mapped_page_becomes_a_hole)
 {
 	size_t len = 2 * MiB;
@@ -236,6 +351,70 @@ TEST_F(poison, som_file_hole_signals_until_punched)
 	EXPECT_EQ(GiB - 2 * MiB, node_stat(self->nid, "free_bytes"));
 }
 
+/* The page at @off of two mappings of one file is a hole in both. */
+static void file_hole(struct __test_metadata *_metadata, char *a, char *b,
+		      size_t off)
+{
+	char *p[2] = { a + off, b + off };
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		EXPECT_EQ(SIGBUS, touch(p[i]));
+		EXPECT_EQ(BUS_MCEERR_AR, touch_code);
+		EXPECT_EQ(p[i], (char *)touch_addr);
+		EXPECT_EQ(12, touch_lsb);
+	}
+}
+
+/*
+ * A som file of 1 GiB mapped twice: by a 1 GiB entry, and misaligned, by
+ * 4 KiB entries. An error through either is a hole in both; the data
+ * around it stays; a punch clears the hole it covers and no other.
+ */
+TEST_F(poison, som_file_gib_and_4k_entries_get_the_same_holes)
+{
+	long long free0 = node_stat(0, "free_bytes");
+	size_t len = GiB, x = 100 * MiB + 3 * 4096, y = 900 * MiB + 511 * 4096;
+	char *a, *b;
+	int fd;
+
+	fd = som_file(self->dev, 0, SOM_FILE_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, set_policy(fd, SOM_POLICY_PREFERRED, 1ULL << self->nid,
+				0));
+	ASSERT_EQ(0, ftruncate(fd, len));
+	a = som_map_past(fd, len, GiB, 0);
+	ASSERT_NE(MAP_FAILED, a);
+	b = som_map_misaligned(fd, len, 12 * 4096);
+	ASSERT_NE(MAP_FAILED, b);
+	som_fill(a, 0, len, 4096, 7);
+	EXPECT_EQ(som_largest_entry(), som_page_size(self->dev, a));
+	EXPECT_EQ(-1, som_check(b, 0, len, 4096, 7));
+	EXPECT_EQ(4096, som_page_size(self->dev, b));
+	/* Through the 1 GiB entry, then through a 4 KiB one. */
+	ASSERT_EQ(0, poison(self->dev, a + x, 0, 0, NULL));
+	ASSERT_EQ(0, poison(self->dev, b + y, 0, 0, NULL));
+	file_hole(_metadata, a, b, x);
+	file_hole(_metadata, a, b, y);
+	EXPECT_EQ(-1, som_check(a, 0, x, 4096, 7));
+	EXPECT_EQ(-1, som_check(b, x + 4096, y, 4096, 7));
+	EXPECT_EQ(-1, som_check(a, y + 4096, len, 4096, 7));
+	EXPECT_EQ(4 * MiB, spare_stat("retired_bytes"));
+	/* A punch over one hole: zeros there, the other still signals. */
+	ASSERT_EQ(0, fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			       x, 4096));
+	EXPECT_EQ(0, touch(b + x));
+	EXPECT_EQ(-1, som_check_zero(a + x, 4096, 8));
+	file_hole(_metadata, a, b, y);
+	EXPECT_EQ(-1, som_check(b, x + 4096, y, 4096, 7));
+	munmap(a, len);
+	munmap(b, len);
+	close(fd);
+	EXPECT_EQ(free0, node_stat(0, "free_bytes"));
+	EXPECT_EQ(GiB - 4 * MiB, node_stat(self->nid, "free_bytes"));
+	EXPECT_EQ(4 * MiB, spare_stat("retired_bytes"));
+}
+
 TEST_F(poison, hole_survives_evacuation_of_its_source)
 {
 	long long free0 = node_stat(0, "free_bytes");
@@ -261,6 +440,96 @@ TEST_F(poison, hole_survives_evacuation_of_its_source)
 	munmap(m, len);
 	close(fd);
 	EXPECT_EQ(free0, node_stat(0, "free_bytes"));
+}
+
+/*
+ * Errors racing with evacuation: the spare source leaves the pool while
+ * pages of a mapping on it are declared poisoned. A page whose error came
+ * before its block moved is a hole (the mover copies no page the pool has
+ * an error recorded for); one whose error came after is intact (its old
+ * block took the error, and left with the source). Every other byte is
+ * intact either way, and node 0 takes no poisoned block.
+ */
+struct remover {
+	int dev;
+	int err;
+};
+
+static void *remover_run(void *arg)
+{
+	struct remover *r = arg;
+
+	r->err = src_remove(r->dev, SPARE);
+	return NULL;
+}
+
+/*
+ * Pages @off[0..@nr) (ascending) of a mapping filled with som_fill(seed
+ * @seed, every 64 bytes) each signal as a hole or hold their data; every
+ * other page holds its data. Returns how many are holes.
+ */
+static int holes_or_data(struct __test_metadata *_metadata, char *m,
+			 size_t len, const size_t *off, int nr, int seed)
+{
+	size_t prev = 0;
+	int i, holes = 0;
+
+	for (i = 0; i < nr; i++) {
+		EXPECT_EQ(-1, som_check(m, prev, off[i], 64, seed));
+		if (touch(m + off[i])) {
+			EXPECT_EQ(BUS_MCEERR_AR, touch_code);
+			EXPECT_EQ(12, touch_lsb);
+			holes++;
+		} else {
+			EXPECT_EQ(-1, som_check(m, off[i], off[i] + 4096, 64,
+						seed));
+		}
+		prev = off[i] + 4096;
+	}
+	EXPECT_EQ(-1, som_check(m, prev, len, 64, seed));
+	return holes;
+}
+
+TEST_F(poison, errors_race_with_evacuation)
+{
+	long long free0 = node_stat(0, "free_bytes");
+	long long retired0 = node_stat(0, "retired_bytes");
+	struct remover r = { .dev = self->dev };
+	size_t len = 256 * MiB, off[16];
+	uint64_t phys[16];
+	int fd, i, err;
+	pthread_t t;
+	char *m;
+
+	fd = open(SOM_DEV, O_RDWR);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, set_policy(fd, SOM_POLICY_PREFERRED, 1ULL << self->nid,
+				0));
+	m = som_map_past(fd, len, GiB, 2 * MiB);
+	ASSERT_NE(MAP_FAILED, m);
+	som_fill(m, 0, len, 64, 7);
+	for (i = 0; i < 16; i++) {
+		off[i] = i * 16 * MiB + (i * 37 % 512) * 4096;
+		phys[i] = phys_of(self->dev, m + off[i]);
+		ASSERT_NE(0, phys[i]);
+	}
+	ASSERT_EQ(0, pthread_create(&t, NULL, remover_run, &r));
+	for (i = 0; i < 16; i++) {
+		err = poison(self->dev, NULL, phys[i], 0, NULL);
+		/* -EINVAL: the source had left the pool. */
+		EXPECT_TRUE(!err || err == -EINVAL);
+	}
+	pthread_join(t, NULL);
+	ASSERT_EQ(0, r.err);
+	self->nid = -1;
+	TH_LOG("%d of 16 poisoned pages became holes",
+	       holes_or_data(_metadata, m, len, off, 16, 7));
+	EXPECT_EQ(retired0, node_stat(0, "retired_bytes"));
+	EXPECT_EQ(free0 - (long long)len, node_stat(0, "free_bytes"));
+	munmap(m, len);
+	close(fd);
+	EXPECT_EQ(free0, node_stat(0, "free_bytes"));
+	EXPECT_EQ(retired0, node_stat(0, "retired_bytes"));
 }
 
 TEST_F(poison, two_errors_in_one_block)
@@ -402,6 +671,98 @@ TEST_F(poison, errors_race_with_faults_and_munmap)
 	EXPECT_EQ(GiB - nr * 2 * (long long)MiB,
 		  node_stat(self->nid, "free_bytes"));
 	EXPECT_EQ(0, node_stat(self->nid, "reserved_bytes"));
+}
+
+/*
+ * Errors racing with compaction: a GiB of a som file that faults had to
+ * map in 2 MiB pieces (node 0 fragmented, one block of the spare source
+ * held) is put in one chunk while random pages of the spare source (the
+ * file's blocks, blocks compaction copies into) are declared poisoned.
+ * Three rounds, each with a new file. An error in a block of the chunk
+ * being assembled costs at most two pages: the one whose data was on the
+ * bad page when it was recorded (not copied: a hole), and the one whose
+ * data the assembly put there after (a hole too, som_mover_poison_chunk()).
+ * So at most twice as many pages as errors signal, everything else is
+ * intact, each poisoned block is retired exactly once, and node 0 takes
+ * none.
+ */
+static void *compact_run(void *arg)
+{
+	*(int *)arg = som_sysfs_write("migration/compact", "1");
+	return NULL;
+}
+
+TEST_F(poison, errors_race_with_compaction)
+{
+	long long free0 = node_stat(0, "free_bytes");
+	long long retired0 = node_stat(0, "retired_bytes");
+	long long rate = som_stat("migration/compact_rate");
+	long long assembled = som_stat("migration/gib_assembled");
+	uint64_t seed = 7, phys, block, blocks[12];
+	int round, frag, hold, fd, i, err, nr = 0, holes, errors;
+	char *m, *h, buf[32];
+	size_t off;
+	pthread_t t;
+
+	ASSERT_EQ(0, som_sysfs_write("migration/compact_rate", "0"));
+	for (round = 0; round < 3; round++) {
+		/* Again each round: compaction may have freed a chunk whole. */
+		frag = fragment_node0(self->dev);
+		ASSERT_LE(0, frag);
+		h = map_spare(_metadata, self->nid, 2 * MiB, 0, &hold);
+		ASSERT_NE(NULL, h);
+		h[0] = 1;
+		fd = som_file(self->dev, 0, SOM_FILE_CLOEXEC);
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(0, set_policy(fd, SOM_POLICY_PREFERRED,
+					1ULL << self->nid, 0));
+		ASSERT_EQ(0, ftruncate(fd, GiB));
+		m = som_map_past(fd, GiB, GiB, 0);
+		ASSERT_NE(MAP_FAILED, m);
+		som_fill(m, 0, GiB, 64, 11 + round);
+		EXPECT_EQ(2 * MiB, som_page_size(self->dev, m));
+		munmap(h, 2 * MiB);
+		close(hold);
+
+		ASSERT_EQ(0, pthread_create(&t, NULL, compact_run, &err));
+		for (errors = 0; errors < 4; errors++) {
+			phys = self->start +
+			       (som_rand(&seed) % (GiB / 4096)) * 4096;
+			EXPECT_EQ(0, poison(self->dev, NULL, phys, 0, NULL));
+			block = phys & ~(2 * MiB - 1);
+			for (i = 0; i < nr && blocks[i] != block; i++)
+				;
+			if (i == nr)
+				blocks[nr++] = block;
+		}
+		pthread_join(t, NULL);
+		EXPECT_EQ(0, err);
+
+		holes = 0;
+		for (off = 0; off < GiB; off += 4096) {
+			if (touch(m + off)) {
+				EXPECT_EQ(BUS_MCEERR_AR, touch_code);
+				holes++;
+				continue;
+			}
+			EXPECT_EQ(-1, som_check(m, off, off + 4096, 64,
+						11 + round));
+		}
+		TH_LOG("round %d: %d holes", round, holes);
+		EXPECT_GE(2 * errors, holes);
+		munmap(m, GiB);
+		close(fd);
+		close(frag);
+	}
+	TH_LOG("%lld GiB assembled in three rounds; %d blocks poisoned",
+	       som_stat("migration/gib_assembled") - assembled, nr);
+	snprintf(buf, sizeof(buf), "%lld", rate);
+	EXPECT_EQ(0, som_sysfs_write("migration/compact_rate", buf));
+	EXPECT_EQ(nr * 2 * (long long)MiB, spare_stat("retired_bytes"));
+	EXPECT_EQ(GiB - nr * 2 * (long long)MiB,
+		  node_stat(self->nid, "free_bytes"));
+	EXPECT_EQ(free0, node_stat(0, "free_bytes"));
+	EXPECT_EQ(retired0, node_stat(0, "retired_bytes"));
 }
 
 TEST_HARNESS_MAIN

@@ -102,6 +102,8 @@ FIXTURE_SETUP(poison)
 
 FIXTURE_TEARDOWN(poison)
 {
+	/* A case that stopped zeroing ahead and failed left it so. */
+	som_sysfs_write("zero_ahead", "1");
 	if (self->nid > 0) {
 		/* Retired blocks leave with their source. */
 		EXPECT_EQ(0, src_remove(self->dev, SPARE));

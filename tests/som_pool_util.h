@@ -105,4 +105,35 @@ static inline int placement(int fd, const void *addr, struct som_mapping *m)
 	return ioctl(fd, SOM_IOC_MAPPING, m) ? -errno : 0;
 }
 
+/*
+ * Leave each GiB of node 0's pool with one block in use, held by a som
+ * file: a GiB mapped now cannot get a chunk of its own there. Returns the
+ * file, which frees those blocks when closed; -1 if something failed.
+ */
+static inline int fragment_node0(int dev)
+{
+	long long total = node_stat(0, "total_bytes");
+	int fd = som_file(dev, 0, SOM_FILE_CLOEXEC);
+	off_t off;
+
+	if (fd < 0)
+		return -1;
+	if (set_policy(fd, SOM_POLICY_BIND, 1, 0) || ftruncate(fd, total) ||
+	    fallocate(fd, 0, 0, total))
+		goto fail;
+	for (off = 0; off < total; off += GiB)
+		if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			      off, 10 * MiB) ||
+		    fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			      off + 12 * MiB, GiB - 12 * MiB))
+			goto fail;
+	if (node_stat(0, "free_bytes") !=
+	    total - (total / GiB) * 2 * (long long)MiB)
+		goto fail;
+	return fd;
+fail:
+	close(fd);
+	return -1;
+}
+
 #endif /* SOM_POOL_UTIL_H */
