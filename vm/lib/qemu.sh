@@ -81,10 +81,18 @@ SOM_VM_LOG_PATTERNS=(
 
 # Machine checks (x86, a boot with SOM_VM_MCE=1): the CPU says GenuineIntel,
 # so that the kernel decodes what QEMU's `mce` injects (qemu64 is AMD
-# without SUCCOR, whose path panics on any uncorrected record); only
-# those boots: with it, one boot of the demo in about forty hit an int3
-# Oops in sched_clock_cpu() under multi-threaded TCG, which qemu64 as AMD
-# has not shown. QEMU serves its QMP monitor and the guest's second
+# without SUCCOR, whose path panics on any uncorrected record), and its
+# TSC counts as synchronised, so that sched_clock is stable and a
+# nohz_full CPU can stop its tick (an unstable one keeps
+# TICK_DEP_BIT_CLOCK_UNSTABLE set). That stable clock is one more static
+# key flipped at late_initcall, in sched_clock_cpu(), which every CPU runs
+# all the time: under multi-threaded TCG one boot of the demo in about
+# forty hit an int3 Oops there: by all signs a vCPU still running a
+# translation made while text_poke_bp()'s int3 was in place, after the
+# patch was done (not reproduced on demand: one boot in forty). So
+# these boots run TCG
+# single-threaded (-accel tcg,thread=single): the vCPUs take turns, and
+# no vCPU runs code another is patching. QEMU serves its QMP monitor and the guest's second
 # serial port (ttyS1) on Unix sockets next to the log, and
 # vm/lib/mce_relay.py turns a test's request on ttyS1 ("srao PHYS", "srar CPU PHYS") into
 # the monitor's `mce` command; the guest sees SOM_MCE_TTY=/dev/ttyS1. The
@@ -213,8 +221,10 @@ som_vm_boot() {
 	# shellcheck disable=SC2054  # the commas belong to qemu's options
 	local qemu
 	if [[ $SOM_ARCH == x86_64 ]]; then
+		local accel=tcg
+		((${SOM_VM_MCE:-0})) && accel=tcg,thread=single
 		qemu=(qemu-system-x86_64
-			-machine q35 -accel tcg -cpu "$cpu_model"
+			-machine q35 -accel "$accel" -cpu "$cpu_model"
 			-m "$SOM_VM_MEM,slots=2,maxmem=$((mem_mib + 4096))M"
 			"${numa[@]}" "${dimm[@]}"
 			-device isa-debug-exit,iobase=0xf4,iosize=4)
