@@ -54,6 +54,7 @@
 #include "migrate.h"
 #include "region.h"
 #include "som.h"
+#include "som_trace.h"
 
 /* One migration at a time; outside every mmap_lock and region lock. */
 DEFINE_MUTEX(som_migrate_mutex);
@@ -206,6 +207,9 @@ static void som_mover_set(struct som_mover *mv, pgoff_t idx,
 	 * bytes), one that draws on an eighth chunk widened (2 KiB): a move
 	 * has nowhere to back out once the data is copied.
 	 */
+	if (trace_som_move_enabled())
+		trace_som_move(idx, som_table_get(&mv->region->table, idx),
+			       bfn);
 	som_table_set(&mv->region->table, idx, bfn,
 		      GFP_KERNEL_ACCOUNT | __GFP_NOFAIL);
 	atomic_long_inc(&som_migrate_stats.blocks_moved);

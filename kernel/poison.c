@@ -41,6 +41,7 @@
 #include "migrate.h"
 #include "region.h"
 #include "som.h"
+#include "som_trace.h"
 
 /* One error handled at a time; outside som_migrate_mutex. */
 static DEFINE_MUTEX(som_poison_mutex);
@@ -87,6 +88,7 @@ int som_poison_page(unsigned long pfn, const char *how)
 	default:
 		err = state;
 	}
+	trace_som_poison(pfn, how, state, err);
 	mutex_unlock(&som_poison_mutex);
 	return err;
 }

@@ -16,6 +16,7 @@
 #include <linux/topology.h>
 
 #include "pool_internal.h"
+#include "som_trace.h"
 
 /*
  * A fault wants a zeroed block before a dirty one, and one from a chunk
@@ -158,6 +159,7 @@ unsigned long som_pool_alloc_block(struct som_pool *pool,
 
 	if (dirty)
 		som_pool_zero_block(pool, chunk, i, false);
+	trace_som_alloc(som_chunk_bfn(chunk, i), 1, nid, dirty);
 	return som_chunk_bfn(chunk, i);
 }
 EXPORT_SYMBOL_IF_KUNIT(som_pool_alloc_block);
@@ -230,6 +232,9 @@ unsigned long som_pool_alloc_chunk(struct som_pool *pool,
 		som_pool_zero_block(pool, pick, i, false);
 		cond_resched();
 	}
+	if (trace_som_alloc_enabled())
+		trace_som_alloc(som_chunk_bfn(pick, 0), SOM_BLOCKS_PER_CHUNK,
+				nid, bitmap_weight(dirty, SOM_BLOCKS_PER_CHUNK));
 	return som_chunk_bfn(pick, 0);
 }
 EXPORT_SYMBOL_IF_KUNIT(som_pool_alloc_chunk);
@@ -260,10 +265,12 @@ void som_pool_free_block(struct som_pool *pool, unsigned long bfn)
 	/* A block with a poisoned page stays allocated, to nobody. */
 	if (som_pool_retire_locked(pool, bfn)) {
 		spin_unlock(&pool->lock);
+		trace_som_free(bfn, true);
 		return;
 	}
 	som_chunk_set_block(pool, chunk, i, true, true);
 	spin_unlock(&pool->lock);
+	trace_som_free(bfn, false);
 	queue_work(system_dfl_wq, &pool->zero_work);
 }
 EXPORT_SYMBOL_IF_KUNIT(som_pool_free_block);

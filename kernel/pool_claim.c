@@ -17,6 +17,7 @@
 #include <linux/topology.h>
 
 #include "pool_internal.h"
+#include "som_trace.h"
 
 /**
  * som_claim_allows() - may a claim hold memory on a node at all?
@@ -181,8 +182,10 @@ int som_pool_reserve(struct som_pool *pool, struct som_claim *claim,
 							    claim->unmovable));
 	if (nr > avail) {
 		spin_unlock(&pool->lock);
+		trace_som_reserve(nr, -ENOMEM);
 		return -ENOMEM;
 	}
+	trace_som_reserve(nr, 0);
 	claim->nr_reserved += nr;
 	for (nid = som_next_node(home, NUMA_NO_NODE); nid < nr_node_ids;
 	     nid = som_next_node(home, nid)) {
@@ -280,6 +283,7 @@ void som_pool_unreserve(struct som_pool *pool, struct som_claim *claim,
 	unsigned long k;
 	int nid;
 
+	trace_som_unreserve(nr);
 	spin_lock(&pool->lock);
 	/* Reservations the pool lost go first: they back nothing. */
 	k = min(nr, claim->nr_lost);

@@ -19,22 +19,24 @@
 #include <linux/topology.h>
 
 #include "pool_internal.h"
+#include "som_trace.h"
 
 /* Zero a block, counting what it cost and who paid (see som_zero_stats). */
 void som_pool_zero_block(struct som_pool *pool, struct som_chunk *chunk,
 			 unsigned int i, bool ahead)
 {
-	u64 start = ktime_get_ns();
+	u64 start = ktime_get_ns(), ns;
 
 	memset(som_chunk_block_vaddr(chunk, i), 0, SOM_BLOCK_SIZE);
+	ns = ktime_get_ns() - start;
 	if (ahead) {
 		atomic64_add(SOM_BLOCK_SIZE, &pool->zero_stats.worker_bytes);
-		atomic64_add(ktime_get_ns() - start,
-			     &pool->zero_stats.worker_ns);
+		atomic64_add(ns, &pool->zero_stats.worker_ns);
 	} else {
 		atomic64_add(SOM_BLOCK_SIZE, &pool->zero_stats.fault_bytes);
-		atomic64_add(ktime_get_ns() - start, &pool->zero_stats.fault_ns);
+		atomic64_add(ns, &pool->zero_stats.fault_ns);
 	}
+	trace_som_zero(som_chunk_bfn(chunk, i), ns, ahead);
 }
 
 bool som_chunk_is_zeroing(struct som_pool *pool, struct som_chunk *chunk)

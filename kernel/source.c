@@ -24,6 +24,7 @@
 
 #include "migrate.h"
 #include "som.h"
+#include "som_trace.h"
 #include "source.h"
 
 /* Serializes adding and removing sources, and the overlap check. */
@@ -342,6 +343,7 @@ int som_source_add(struct som_source *src, char *name)
 	list_add_tail(&src->list, &som_sources);
 	kobject_uevent(&src->kobj, KOBJ_ADD);
 	strscpy(name, src->name, SOM_SOURCE_NAME_LEN);
+	trace_som_source(src->name, true, src->nr_chunks, 0);
 	pr_info("added %s source %s: %lu GiB on node(s) %*pbl%s\n",
 		src->ops->kind, src->name, src->nr_chunks,
 		nodemask_pr_args(&src->nodes),
@@ -431,6 +433,7 @@ int som_source_remove(const char *name)
 		if (err)
 			som_pool_unisolate_owner(&som_pool, src);
 	}
+	trace_som_source(name, false, src->nr_chunks, err);
 	if (err) {
 		pr_info_ratelimited("source %s not removed (%d): %llu bytes of it are in use\n",
 				    name, err,

@@ -19,10 +19,12 @@
 #include <linux/mm.h>
 #include <linux/mman.h>
 #include <linux/pagemap.h>
+#include <linux/timekeeping.h>
 
 #include "compat.h"
 #include "region.h"
 #include "som.h"
+#include "som_trace.h"
 
 struct som_fault_stats som_fault_stats;
 
@@ -76,6 +78,22 @@ static enum som_fault_slot som_fault_slot(struct vm_fault *vmf,
 		return pmd_none(pmd) ? SOM_FAULT_EMPTY :
 		       pmd_leaf(pmd) ? SOM_FAULT_LEAF : SOM_FAULT_TABLE;
 	}
+}
+
+/* The clock a fault's cost is read from, only while som_fault is traced. */
+static u64 som_fault_clock(void)
+{
+	return trace_som_fault_enabled() ? ktime_get_ns() : 0;
+}
+
+/* @pfn: the first frame of the entry, reported only if it was mapped. */
+static void som_fault_trace(struct vm_fault *vmf, unsigned int order,
+			    unsigned long pfn, vm_fault_t ret, u64 start)
+{
+	trace_som_fault(vmf->address, vmf->pgoff, PAGE_SIZE << order,
+			(ret & VM_FAULT_NOPAGE) ? pfn : 0,
+			(__force unsigned int)ret,
+			start ? ktime_get_ns() - start : 0);
 }
 
 /*
@@ -142,14 +160,15 @@ static vm_fault_t som_fault_insert(struct vm_fault *vmf, unsigned int order,
 static vm_fault_t som_fault_huge(struct vm_fault *vmf, unsigned int order)
 {
 	struct som_region *region = vmf->vma->vm_private_data;
-	unsigned long pfn;
+	u64 start = som_fault_clock();
+	unsigned long pfn = 0;
 	vm_fault_t ret;
 	pgoff_t pgoff;
 	int err;
 
-	err = som_fault_piece(vmf, order, &pgoff);
-	if (err)
-		return som_fault_error(err);
+	/* A size that does not fit the mapping there is not traced. */
+	if (som_fault_piece(vmf, order, &pgoff))
+		return VM_FAULT_FALLBACK;
 	som_region_lock(region);
 	if (order == PUD_ORDER)
 		err = som_region_chunk(region, pgoff, &pfn);
@@ -157,6 +176,7 @@ static vm_fault_t som_fault_huge(struct vm_fault *vmf, unsigned int order)
 		err = som_region_block(region, pgoff, 1UL << order, &pfn);
 	ret = err ? som_fault_error(err) : som_fault_insert(vmf, order, pfn);
 	som_region_unlock(region);
+	som_fault_trace(vmf, order, pfn, ret, start);
 	return ret;
 }
 
@@ -178,24 +198,29 @@ static bool som_fault_mapped_huge(struct vm_fault *vmf)
 static vm_fault_t som_fault_pte(struct vm_fault *vmf)
 {
 	struct som_region *region = vmf->vma->vm_private_data;
-	unsigned long pfn;
+	u64 start = som_fault_clock();
+	unsigned long pfn = 0;
 	vm_fault_t ret;
 	int err;
 
 	som_region_lock(region);
 	if (som_fault_mapped_huge(vmf)) {
 		som_region_unlock(region);
+		som_fault_trace(vmf, 0, 0, VM_FAULT_NOPAGE, start);
 		return VM_FAULT_NOPAGE;
 	}
 	err = som_region_block(region, vmf->pgoff, 1, &pfn);
 	if (err) {
 		som_region_unlock(region);
-		return som_fault_error(err);
+		ret = som_fault_error(err);
+		som_fault_trace(vmf, 0, 0, ret, start);
+		return ret;
 	}
 	ret = vmf_insert_pfn(vmf->vma, vmf->address & PAGE_MASK, pfn);
 	som_region_unlock(region);
 	if (ret == VM_FAULT_NOPAGE)
 		atomic_long_inc(&som_fault_stats.pte);
+	som_fault_trace(vmf, 0, pfn, ret, start);
 	return ret;
 }
 
