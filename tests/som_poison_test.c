@@ -253,12 +253,9 @@ TEST_F(poison, gib_entry_moves_the_bad_block_and_keeps_the_rest)
 	char *m, *page;
 	int fd;
 
-	fd = open(SOM_DEV, O_RDWR);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, set_policy(fd, SOM_POLICY_PREFERRED, 1ULL << self->nid,
-				0));
-	m = som_map_past(fd, len, GiB, 0);
-	ASSERT_NE(MAP_FAILED, m);
+	m = map_spare_mode(_metadata, self->nid, SOM_POLICY_PREFERRED, len,
+			   0, &fd);
+	ASSERT_NE(NULL, m);
 	som_fill(m, 0, len, 4096, 7);
 	EXPECT_EQ(som_largest_entry(), som_page_size(self->dev, m));
 	EXPECT_EQ(0, node_stat(self->nid, "free_bytes"));
@@ -423,12 +420,9 @@ TEST_F(poison, hole_survives_evacuation_of_its_source)
 	int fd;
 
 	/* Preferred, not bound: evacuation may move it to node 0. */
-	fd = open(SOM_DEV, O_RDWR);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, set_policy(fd, SOM_POLICY_PREFERRED, 1ULL << self->nid,
-				0));
-	m = som_map_past(fd, len, GiB, 2 * MiB);
-	ASSERT_NE(MAP_FAILED, m);
+	m = map_spare_mode(_metadata, self->nid, SOM_POLICY_PREFERRED, len,
+			   2 * MiB, &fd);
+	ASSERT_NE(NULL, m);
 	som_fill(m, 0, len, 8, 7);
 	page = m + 5 * MiB + 3 * 4096;
 	ASSERT_EQ(0, poison(self->dev, page, 0, 0, NULL));
@@ -501,12 +495,9 @@ TEST_F(poison, errors_race_with_evacuation)
 	pthread_t t;
 	char *m;
 
-	fd = open(SOM_DEV, O_RDWR);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, set_policy(fd, SOM_POLICY_PREFERRED, 1ULL << self->nid,
-				0));
-	m = som_map_past(fd, len, GiB, 2 * MiB);
-	ASSERT_NE(MAP_FAILED, m);
+	m = map_spare_mode(_metadata, self->nid, SOM_POLICY_PREFERRED, len,
+			   2 * MiB, &fd);
+	ASSERT_NE(NULL, m);
 	som_fill(m, 0, len, 64, 7);
 	for (i = 0; i < 16; i++) {
 		off[i] = i * 16 * MiB + (i * 37 % 512) * 4096;

@@ -112,19 +112,30 @@ FIXTURE_TEARDOWN(poison)
 		close(self->dev);
 }
 
-/* A /dev/som mapping of @len bound to the spare node, @off past a GiB. */
-static inline char *map_spare(struct __test_metadata *_metadata, int nid,
-		       size_t len, size_t off, int *fdp)
+/*
+ * A /dev/som mapping of @len with policy @mode (SOM_POLICY_BIND: only
+ * the spare node; PREFERRED: it first, then node 0), @off past a GiB.
+ */
+static inline char *map_spare_mode(struct __test_metadata *_metadata,
+				   int nid, uint32_t mode, size_t len,
+				   size_t off, int *fdp)
 {
 	int fd = open(SOM_DEV, O_RDWR);
 	char *p;
 
 	EXPECT_LE(0, fd);
-	EXPECT_EQ(0, set_policy(fd, SOM_POLICY_BIND, 1ULL << nid, 0));
+	EXPECT_EQ(0, set_policy(fd, mode, 1ULL << nid, 0));
 	p = som_map_past(fd, len, GiB, off);
 	EXPECT_NE(MAP_FAILED, p);
 	*fdp = fd;
 	return p == MAP_FAILED ? NULL : p;
+}
+
+/* A /dev/som mapping of @len bound to the spare node, @off past a GiB. */
+static inline char *map_spare(struct __test_metadata *_metadata, int nid,
+		       size_t len, size_t off, int *fdp)
+{
+	return map_spare_mode(_metadata, nid, SOM_POLICY_BIND, len, off, fdp);
 }
 
 /*
