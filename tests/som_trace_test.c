@@ -120,7 +120,10 @@ FIXTURE_TEARDOWN(trace)
 	close(self->dev);
 }
 
-/* " key=0x... " for @v, as the events print addresses and frame numbers. */
+/*
+ * " key=0x... " for @v, as the events print addresses and frame numbers
+ * (@v is never 0: the kernel prints that "0x0", the C library "0").
+ */
 static const char *hexf(char *buf, const char *key, unsigned long v)
 {
 	sprintf(buf, " %s=%#lx ", key, v);
@@ -169,7 +172,7 @@ TEST_F(trace, faults_reservations_blocks_and_zeroing)
 			      " ret=0x100 ", NULL));
 	/* Each took a block, one at a time. */
 	EXPECT_EQ(2, tr_count("som_alloc", " blocks=1 ", NULL));
-	EXPECT_EQ(0, tr_count("som_fault", " pfn=0 ", " ret=0x100 ", NULL));
+	EXPECT_EQ(0, tr_count("som_fault", " pfn=0x0 ", " ret=0x100 ", NULL));
 	munmap(m, 6 * MiB);
 	EXPECT_EQ(1, tr_count("som_unreserve", " blocks=1 ", NULL));
 	EXPECT_EQ(2, tr_count("som_free", " retired=0 ", NULL));
@@ -242,7 +245,7 @@ TEST_F(trace, sources_moves_and_memory_errors)
 	ASSERT_EQ(0, src_remove(self->dev, SPARE));
 	EXPECT_EQ(1, tr_count("som_source", " name=" SPARE " ", " remove ",
 			      " gib=1 ", " err=0 ", NULL));
-	EXPECT_EQ(1, tr_count("som_move", " idx=0 ", NULL));
+	EXPECT_EQ(1, tr_count("som_move", " idx=0x0 ", NULL));
 	EXPECT_EQ(2, tr_count("som_move", " idx=0x1 ", NULL));
 	EXPECT_EQ(-1, som_check(m, 0, 2 * MiB, 4096, 3));
 	munmap(m, 4 * MiB);
