@@ -9,7 +9,8 @@ request a line on ttyS1 and waits for the answer line:
     srao PHYS      an action-optional memory error (a patrol scrub's) at
                    guest-physical address PHYS, on CPU 0
     srar CPU PHYS  an action-required one: CPU consumed it (a load); the
-                   guest must keep CPU busy in user mode, or it panics
+                   guest keeps CPU busy in user mode, where the relay
+                   waits to find it (below)
     ok             the monitor took the `mce` command (HMP's, through
                    QMP's human-monitor-command)
     error TEXT     it did not, or the request was not understood
@@ -18,8 +19,13 @@ The records are the ones measured in Documentation/kernel-facts.md
 ("Memory errors"): bank 1, MCi_MISC 0x8c (a physical address, 4 KiB
 granularity). QEMU delivers a record wherever the vCPU is: an SRAR that
 finds it in the kernel panics the guest (one injection in three without
-isolation, measured), hence the guest that asks for one isolates the CPU
-(vm/guest/mce.sh).
+isolation, measured; with isolation, rarely: a tick or an IPI). So an
+SRAR is injected only into a stopped VM whose CPU is in user mode
+(CPL=3 in `info registers`): stop, look, inject and continue, or
+continue and look again a little later. With the VM stopped nothing
+runs before the record: QEMU takes a machine check before any external
+interrupt pending with it. The guest that asks for one still isolates
+the CPU (vm/guest/mce.sh), so that the look succeeds soon.
 
 Usage: mce_relay.py REQUEST_SOCKET MONITOR_SOCKET; it waits for both to
 appear and ends when QEMU closes them.
@@ -95,6 +101,31 @@ class Monitor:
         return reply["return"].strip()
 
 
+def srar(mon, cpu, cmd):
+    """Inject @cmd while CPU @cpu is in user mode; "" or what went wrong."""
+    for look in range(1, 601):
+        out = mon.execute("stop")
+        if "error" in out:
+            return "stop: %s" % out["error"].get("desc", "error")
+        regs = mon.execute("human-monitor-command",
+                           **{"command-line": "info registers",
+                              "cpu-index": cpu})
+        text = regs.get("return", "")
+        cpl = re.search(r"CPL=([0-3])", text)
+        out = mon.hmp(cmd) if cpl and cpl.group(1) == "3" else None
+        cont = mon.execute("cont")
+        if "error" in cont:
+            return "cont: %s" % cont["error"].get("desc", "error")
+        if out is not None:
+            print("mce relay: CPU %d in user mode at look %d" % (cpu, look),
+                  file=sys.stderr, flush=True)
+            return out
+        if not cpl:
+            return "no CPL in info registers of CPU %d" % cpu
+        time.sleep(0.05)
+    return "CPU %d was in the kernel at each of 600 looks" % cpu
+
+
 def main():
     req_path, mon_path = sys.argv[1], sys.argv[2]
     deadline = time.monotonic() + 120
@@ -115,7 +146,8 @@ def main():
             if not cmd:
                 reply = "error: not a request: %s" % " ".join(words)
             else:
-                out = mon.hmp(cmd)
+                out = srar(mon, int(words[1]), cmd) if words[0] == "srar" \
+                    else mon.hmp(cmd)
                 reply = "ok" if not out else "error: " + out.replace("\n", " ")
             print("mce relay: %s -> %s" % (" ".join(words), reply),
                   file=sys.stderr, flush=True)

@@ -282,9 +282,11 @@ som_vm_boot() {
 }
 
 # The N of the guest's last "SOM-GUEST-DONE status=N" line in LOG; empty
-# without one. Kernel messages may share its line on the serial console.
+# without one (and a success: under pipefail grep's 1 would end vm/run
+# before it counts the boot as failed). Kernel messages may share its
+# line on the serial console.
 som_vm_done_status() {
-	tr -d '\r' <"$1" | grep -o 'SOM-GUEST-DONE status=[0-9]*' |
+	{ tr -d '\r' <"$1" | grep -o 'SOM-GUEST-DONE status=[0-9]*' || true; } |
 		tail -n 1 | sed 's/.*=//'
 }
 
