@@ -60,6 +60,8 @@ static long som_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return som_ioctl_proc_usage((void __user *)arg);
 	case SOM_IOC_POISON:
 		return som_ioctl_poison((void __user *)arg);
+	case SOM_IOC_PROC_AGES:
+		return som_ioctl_proc_ages((void __user *)arg);
 	default:
 		return -ENOTTY;
 	}

@@ -10,6 +10,7 @@
 #include <linux/module.h>
 #include <linux/numa.h>
 
+#include "age.h"
 #include "migrate.h"
 #include "som.h"
 #include "source.h"
@@ -33,13 +34,17 @@ static int __init som_init(void)
 	err = som_table_cache_init();
 	if (err)
 		goto err_guard_exit;
-	err = som_pool_cache_init();
+	err = som_age_cache_init();
 	if (err)
 		goto err_table_exit;
+	err = som_pool_cache_init();
+	if (err)
+		goto err_age_cache_exit;
 	err = som_pool_init(&som_pool);
 	if (err)
 		goto err_pool_cache_exit;
 	som_compact_init();
+	som_age_init();
 	err = som_sysfs_init();
 	if (err)
 		goto err_destroy_pool;
@@ -63,10 +68,13 @@ err_poison_exit:
 err_sysfs_exit:
 	som_compact_exit();
 	som_sysfs_exit();
+	som_age_exit();
 err_destroy_pool:
 	som_pool_destroy(&som_pool);
 err_pool_cache_exit:
 	som_pool_cache_exit();
+err_age_cache_exit:
+	som_age_cache_exit();
 err_table_exit:
 	som_table_cache_exit();
 err_guard_exit:
@@ -89,8 +97,10 @@ static void __exit som_exit(void)
 	som_poison_exit();
 	som_compact_exit();
 	som_sysfs_exit();
+	som_age_exit();
 	som_pool_destroy(&som_pool);
 	som_pool_cache_exit();
+	som_age_cache_exit();
 	som_table_cache_exit();
 	som_dma_guard_exit();
 }

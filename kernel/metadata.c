@@ -8,7 +8,9 @@
  * GiB in the pool) and the sources' chunk tables (an address per GiB),
  * the bits of chunks whose blocks differ, and the
  * regions' tables: one xarray slot per mapped GiB, plus a split GiB for
- * each GiB that is not backed whole by one chunk. The rest is fixed: the
+ * each GiB that is not backed whole by one chunk, and their ages: nothing
+ * for a GiB used all alike, a slot for one of one age, 256 bytes for
+ * one whose indices differ. The rest is fixed: the
  * pool and its per-node sets, the sources, the regions' descriptors.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -45,8 +47,9 @@ void som_metadata_get(struct som_metadata *m)
 	m->regions = r.regions;
 	m->table_split = r.table_split;
 	m->table_nodes = r.table_nodes;
+	m->ages = r.ages;
 	m->total = stats.metadata_bytes + m->sources + m->source_tables +
-		   r.regions + r.table_split + r.table_nodes;
+		   r.regions + r.table_split + r.table_nodes + r.ages;
 }
 
 /* A part of struct som_metadata: @offset locates it. */
@@ -80,6 +83,7 @@ static SOM_METADATA_ATTR(source_tables_bytes, source_tables);
 static SOM_METADATA_ATTR(regions_bytes, regions);
 static SOM_METADATA_ATTR(table_split_bytes, table_split);
 static SOM_METADATA_ATTR(table_node_bytes, table_nodes);
+static SOM_METADATA_ATTR(ages_bytes, ages);
 
 static struct attribute *som_metadata_attrs[] = {
 	&som_metadata_chunks_bytes.attr.attr,
@@ -90,6 +94,7 @@ static struct attribute *som_metadata_attrs[] = {
 	&som_metadata_regions_bytes.attr.attr,
 	&som_metadata_table_split_bytes.attr.attr,
 	&som_metadata_table_node_bytes.attr.attr,
+	&som_metadata_ages_bytes.attr.attr,
 	NULL,
 };
 
@@ -120,7 +125,7 @@ static ssize_t region_metadata_bytes_show(struct kobject *kobj,
 
 	som_regions_count_metadata(&r);
 	return sysfs_emit(buf, "%llu\n",
-			  r.regions + r.table_split + r.table_nodes);
+			  r.regions + r.table_split + r.table_nodes + r.ages);
 }
 
 struct kobj_attribute som_region_metadata_bytes_attr =

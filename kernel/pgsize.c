@@ -16,13 +16,20 @@
 #include "region.h"
 #include "som.h"
 
-/*
- * The entry that maps @addr: its size (PUD_SIZE, PMD_SIZE or PAGE_SIZE),
- * or 0 if there is none; *@span is the size of that entry, or of the
- * empty table range around @addr that holds no entry at all.
+/**
+ * som_entry_at() - the entry that maps an address
+ * @mm: the address space
+ * @addr: an address inside a som VMA of @mm
+ * @span: set to the size of that entry, or of the empty table range
+ *	around @addr that holds no entry at all
+ *
+ * Context: Caller holds @mm's mmap_lock and has looked the VMA up under
+ * it (som_mapped_size() says why that is enough).
+ * Return: its size (PUD_SIZE, PMD_SIZE or PAGE_SIZE), or 0 if there is
+ * none.
  */
-static unsigned long som_walk(struct mm_struct *mm, unsigned long addr,
-			      unsigned long *span)
+unsigned long som_entry_at(struct mm_struct *mm, unsigned long addr,
+			   unsigned long *span)
 {
 	pgd_t *pgdp = pgd_offset(mm, addr);
 	p4d_t *p4dp, p4d;
@@ -73,7 +80,7 @@ unsigned long som_mapped_size(struct mm_struct *mm, unsigned long addr)
 	unsigned long span;
 
 	mmap_assert_locked(mm);
-	return som_walk(mm, addr, &span);
+	return som_entry_at(mm, addr, &span);
 }
 
 /**
@@ -93,7 +100,7 @@ bool som_pud_table(struct mm_struct *mm, unsigned long addr)
 	unsigned long span, size;
 
 	mmap_assert_locked(mm);
-	size = som_walk(mm, addr, &span);
+	size = som_entry_at(mm, addr, &span);
 	return size != PUD_SIZE && span < PUD_SIZE;
 }
 
@@ -116,7 +123,7 @@ int som_count_entries(struct vm_area_struct *vma, u64 entries[3])
 	while (addr < vma->vm_end) {
 		if (fatal_signal_pending(current))
 			return -EINTR;
-		size = som_walk(vma->vm_mm, addr, &span);
+		size = som_entry_at(vma->vm_mm, addr, &span);
 		if (size == PUD_SIZE)
 			entries[2]++;
 		else if (size == PMD_SIZE)

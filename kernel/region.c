@@ -30,6 +30,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/bitmap.h>
 #include <linux/error-injection.h>
 #include <linux/mm.h>
 #include <linux/sched/mm.h>
@@ -134,6 +135,7 @@ struct som_region *som_region_create(struct som_pool *pool,
 	mutex_init(&region->lock);
 	som_table_init(&region->table);
 	xa_init(&region->poison);
+	som_ages_init(&region->ages);
 	region->mapping = mapping;
 	region->pool = pool;
 	som_pool_add_claim(pool, &region->claim);
@@ -151,6 +153,7 @@ static void som_region_free(struct kref *ref)
 
 	som_table_destroy(&region->table);
 	xa_destroy(&region->poison);
+	som_ages_destroy(&region->ages);
 	som_pool_del_claim(region->pool, &region->claim);
 	som_claim_destroy(&region->claim);
 	mutex_destroy(&region->lock);
@@ -224,8 +227,8 @@ void som_regions_put(struct som_region **regions, unsigned long nr)
  * @m: filled in
  *
  * Counts each open region's descriptor, its claim's per-node counters, its
- * holes left by memory errors (at most one xarray node each) and its
- * table. Not counted: the inode and file that every open file has.
+ * holes left by memory errors (at most one xarray node each), its
+ * table and its ages. Not counted: the inode and file that every open file has.
  *
  * Context: Process context, may sleep; takes each region's lock.
  */
@@ -248,6 +251,7 @@ void som_regions_count_metadata(struct som_regions_metadata *m)
 				      region->nr_poisoned * sizeof(struct xa_node);
 			m->table_split += som_table_split_bytes(&region->table);
 			m->table_nodes += som_table_node_bytes(&region->table);
+			m->ages += som_ages_bytes(&region->ages);
 		}
 		mutex_unlock(&region->lock);
 	}
@@ -496,6 +500,18 @@ void som_region_unmap(struct som_region *region, struct vm_area_struct *vma)
 	mutex_unlock(&region->lock);
 }
 
+/* @nr indices from @idx, in one GiB, got new blocks: age 0 (age.h). */
+static void som_region_renew(struct som_region *region, pgoff_t idx,
+			     unsigned int nr)
+{
+	DECLARE_BITMAP(fresh, SOM_BLOCKS_PER_CHUNK);
+
+	bitmap_zero(fresh, SOM_BLOCKS_PER_CHUNK);
+	bitmap_set(fresh, idx & (SOM_BLOCKS_PER_CHUNK - 1), nr);
+	som_ages_renew(&region->ages,
+		       round_down(idx, SOM_BLOCKS_PER_CHUNK), fresh);
+}
+
 /**
  * som_region_fill() - make sure a 2 MiB index of the region holds a block
  * @region: the region
@@ -546,6 +562,7 @@ int som_region_fill(struct som_region *region, pgoff_t idx,
 	som_table_set(&region->table, idx, block,
 		      GFP_KERNEL_ACCOUNT | __GFP_NOFAIL);
 	som_region_count(region, 1);
+	som_region_renew(region, idx, 1);
 	*bfn = block;
 	return 0;
 }
@@ -584,6 +601,7 @@ static int som_region_fill_chunk(struct som_region *region, pgoff_t first,
 	cfn = som_bfn_to_cfn(bfn);
 	som_table_set_chunk(table, first, cfn);
 	som_region_count(region, SOM_BLOCKS_PER_CHUNK);
+	som_region_renew(region, first, SOM_BLOCKS_PER_CHUNK);
 out:
 	*base = cfn << (SOM_CHUNK_SHIFT - SOM_BLOCK_SHIFT);
 	return 0;

@@ -14,6 +14,7 @@
 #include <linux/mutex.h>
 #include <linux/xarray.h>
 
+#include "age.h"
 #include "pool.h"
 #include "table.h"
 
@@ -57,6 +58,7 @@
  * @list:	entry in the list of all regions, under som_regions_lock
  * @poison:	page offset -> a hole a memory error left (region_poison.c)
  * @nr_poisoned: entries in @poison
+ * @ages:	how long each index has gone unused (age.h)
  */
 struct som_region {
 	struct mutex lock;		/* see above */
@@ -74,6 +76,7 @@ struct som_region {
 	struct list_head list;
 	struct xarray poison;
 	unsigned long nr_poisoned;
+	struct som_ages ages;
 };
 
 #define SOM_PAGES_PER_BLOCK_SHIFT	(SOM_BLOCK_SHIFT - PAGE_SHIFT)
@@ -92,11 +95,13 @@ void som_regions_put(struct som_region **regions, unsigned long nr);
  * @regions:	their descriptors and per-node reservation counters
  * @table_split: their split GiBs (som_table_split_bytes())
  * @table_nodes: their tables' xarray nodes (som_table_node_bytes())
+ * @ages:	their ages (som_ages_bytes())
  */
 struct som_regions_metadata {
 	u64 regions;
 	u64 table_split;
 	u64 table_nodes;
+	u64 ages;
 };
 
 void som_regions_count_metadata(struct som_regions_metadata *m);

@@ -37,6 +37,7 @@ struct som_fault_stats {
  * @regions:	the regions' descriptors and per-node counters
  * @table_split: the regions' split GiBs
  * @table_nodes: the regions' table xarray nodes
+ * @ages:	the regions' ages of their memory (age.h)
  */
 struct som_metadata {
 	u64 total;
@@ -48,6 +49,7 @@ struct som_metadata {
 	u64 regions;
 	u64 table_split;
 	u64 table_nodes;
+	u64 ages;
 };
 
 /* metadata.c */
@@ -61,6 +63,7 @@ struct som_mapping;
 struct som_file_args;
 struct som_policy;
 struct som_proc_usage;
+struct som_proc_ages;
 struct som_poison;
 struct som_source_args;
 struct som_source_name;
@@ -71,6 +74,8 @@ extern struct som_fault_stats som_fault_stats;
 int som_vma_mmap(struct som_region *region, struct vm_area_struct *vma);
 void som_vm_zap_range(struct mm_struct *mm, struct som_region *region,
 		      pgoff_t first, pgoff_t end);
+void som_vm_zap_scanned(struct mm_struct *mm, struct som_region *region,
+			pgoff_t first, pgoff_t end);
 unsigned long som_vm_count(struct mm_struct *mm, struct som_region *region);
 bool som_vm_maps_gib(struct mm_struct *mm, struct som_region *region,
 		     pgoff_t first, bool *table);
@@ -79,6 +84,8 @@ unsigned long som_get_unmapped_area(struct file *file, unsigned long addr,
 				    unsigned long flags);
 
 /* pgsize.c */
+unsigned long som_entry_at(struct mm_struct *mm, unsigned long addr,
+			   unsigned long *span);
 unsigned long som_mapped_size(struct mm_struct *mm, unsigned long addr);
 bool som_pud_table(struct mm_struct *mm, unsigned long addr);
 int som_count_entries(struct vm_area_struct *vma, u64 entries[3]);
@@ -86,6 +93,7 @@ long som_ioctl_mapping(struct som_mapping __user *uarg);
 
 /* usage.c */
 long som_ioctl_proc_usage(struct som_proc_usage __user *uarg);
+long som_ioctl_proc_ages(struct som_proc_ages __user *uarg);
 
 /* policy.c */
 long som_ioctl_policy(struct som_region *region,

@@ -372,6 +372,7 @@ static const struct attribute_group *som_groups[] = {
 	&som_pool_group,
 	&som_migrate_group,
 	&som_metadata_group,
+	&som_aging_group,
 	NULL,
 };
 

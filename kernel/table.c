@@ -18,6 +18,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <kunit/visibility.h>
+#include <linux/bitmap.h>
 #include <linux/bitops.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
@@ -417,15 +418,21 @@ bool som_table_empty(struct som_table *table)
 }
 EXPORT_SYMBOL_IF_KUNIT(som_table_empty);
 
-/*
- * The xarray nodes of a table's GiB xarray. Entries are visited in index
- * order, so the nodes on the path to each one that the previous entry's
- * path did not share are new; a table of one entry at index 0 keeps it in
- * the root and has none.
+/**
+ * som_xa_nodes() - the nodes of an xarray
+ * @xa: the xarray
+ *
+ * Entries are visited in index order, so the nodes on the path to each
+ * one that the previous entry's path did not share are new; an xarray of
+ * one entry at index 0 keeps it in the root and has none.
+ *
+ * Context: Process context, may sleep; caller keeps @xa from changing
+ * (the region lock, for a region's xarrays).
+ * Return: their number.
  */
-static unsigned long som_table_nodes(struct som_table *table)
+unsigned long som_xa_nodes(struct xarray *xa)
 {
-	XA_STATE(xas, &table->gibs, 0);
+	XA_STATE(xas, xa, 0);
 	struct xa_node *prev = NULL, *node, *p, *q;
 	unsigned long nr = 0, seen = 0;
 	void *entry;
@@ -436,11 +443,11 @@ static unsigned long som_table_nodes(struct som_table *table)
 			continue;
 		node = xas.xa_node;
 		for (p = node, q = prev; p != q;
-		     p = xa_parent(&table->gibs, p),
-		     q = q ? xa_parent(&table->gibs, q) : NULL)
+		     p = xa_parent(xa, p),
+		     q = q ? xa_parent(xa, q) : NULL)
 			nr++;
 		prev = node;
-		/* Nothing changes the table under the region lock. */
+		/* Nothing changes @xa meanwhile. */
 		if (!(++seen % 4096)) {
 			xas_pause(&xas);
 			rcu_read_unlock();
@@ -461,7 +468,7 @@ static unsigned long som_table_nodes(struct som_table *table)
  */
 u64 som_table_node_bytes(struct som_table *table)
 {
-	return (u64)som_table_nodes(table) * sizeof(struct xa_node);
+	return (u64)som_xa_nodes(&table->gibs) * sizeof(struct xa_node);
 }
 
 /**
@@ -631,6 +638,34 @@ unsigned long som_table_chunk(struct som_table *table, pgoff_t first)
 	return SOM_NO_BLOCK;
 }
 EXPORT_SYMBOL_IF_KUNIT(som_table_chunk);
+
+/**
+ * som_table_blocks() - which indices of a GiB hold a block
+ * @table: the table
+ * @first: the GiB's first index, 1 GiB aligned
+ * @bits: SOM_BLOCKS_PER_CHUNK bits, set for each index that holds one
+ *
+ * Return: how many do.
+ */
+unsigned int som_table_blocks(struct som_table *table, pgoff_t first,
+			      unsigned long *bits)
+{
+	void *gib = xa_load(&table->gibs, first >> SOM_GIB_SHIFT);
+	unsigned int i;
+
+	bitmap_zero(bits, SOM_BLOCKS_PER_CHUNK);
+	if (!gib || gib == SOM_GIB_RESERVED)
+		return 0;
+	if (xa_is_value(gib)) {
+		bitmap_fill(bits, SOM_BLOCKS_PER_CHUNK);
+		return SOM_BLOCKS_PER_CHUNK;
+	}
+	for (i = 0; i < SOM_BLOCKS_PER_CHUNK; i++)
+		if (som_table_is_block(som_gib_entry(gib, i)))
+			__set_bit(i, bits);
+	return bitmap_weight(bits, SOM_BLOCKS_PER_CHUNK);
+}
+EXPORT_SYMBOL_IF_KUNIT(som_table_blocks);
 
 /**
  * som_table_split() - give an index's GiB the split form

@@ -76,6 +76,9 @@ unsigned long som_table_next(struct som_table *table, pgoff_t *idx,
 unsigned long som_table_count(struct som_table *table, pgoff_t first,
 			      pgoff_t last, enum som_table_kind kind);
 unsigned long som_table_chunk(struct som_table *table, pgoff_t first);
+unsigned int som_table_blocks(struct som_table *table, pgoff_t first,
+			      unsigned long *bits);
+unsigned long som_xa_nodes(struct xarray *xa);
 
 int som_table_split(struct som_table *table, pgoff_t idx, gfp_t gfp);
 void som_table_tidy(struct som_table *table, pgoff_t idx);

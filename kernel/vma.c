@@ -281,21 +281,8 @@ static vm_fault_t som_vm_fault(struct vm_fault *vmf)
 	return som_fault_pte(vmf);
 }
 
-/**
- * som_vm_zap_range() - zap what an mm maps of a range of a region
- * @mm: the region's owner
- * @region: the region
- * @first: first page offset in the region
- * @end: page offset past the range
- *
- * Zapping part of a 1 GiB entry zaps all of it; the rest refaults from
- * the region's table.
- *
- * Context: Caller holds @mm's mmap_lock and the region lock (so that no
- * fault maps the range again before the caller is done with it).
- */
-void som_vm_zap_range(struct mm_struct *mm, struct som_region *region,
-		      pgoff_t first, pgoff_t end)
+static void som_vm_zap(struct mm_struct *mm, struct som_region *region,
+		       pgoff_t first, pgoff_t end, bool note)
 {
 	VMA_ITERATOR(vmi, mm, region->vm_start);
 	struct vm_area_struct *vma;
@@ -305,11 +292,51 @@ void som_vm_zap_range(struct mm_struct *mm, struct som_region *region,
 	while ((vma = som_region_next_vma(region, &vmi))) {
 		from = max(first, vma->vm_pgoff);
 		to = min(end, vma->vm_pgoff + vma_pages(vma));
-		if (from < to)
-			som_zap_pfn_range(vma, vma->vm_start +
-					  ((from - vma->vm_pgoff) << PAGE_SHIFT),
-					  (to - from) << PAGE_SHIFT);
+		if (from >= to)
+			continue;
+		if (note)
+			som_age_note(region, vma, from, to);
+		som_zap_pfn_range(vma, vma->vm_start +
+				  ((from - vma->vm_pgoff) << PAGE_SHIFT),
+				  (to - from) << PAGE_SHIFT);
 	}
+}
+
+/**
+ * som_vm_zap_range() - zap what an mm maps of a range of a region
+ * @mm: the region's owner
+ * @region: the region
+ * @first: first page offset in the region
+ * @end: page offset past the range
+ *
+ * Zapping part of a 1 GiB entry zaps all of it; the rest refaults from
+ * the region's table. What the entries said of use goes to the region's
+ * ages first (som_age_note()).
+ *
+ * Context: Caller holds @mm's mmap_lock and the region lock (so that no
+ * fault maps the range again before the caller is done with it).
+ */
+void som_vm_zap_range(struct mm_struct *mm, struct som_region *region,
+		      pgoff_t first, pgoff_t end)
+{
+	som_vm_zap(mm, region, first, end, true);
+}
+
+/**
+ * som_vm_zap_scanned() - som_vm_zap_range() for an aging scan
+ * @mm: the region's owner
+ * @region: the region
+ * @first: first page offset in the region
+ * @end: page offset past the range
+ *
+ * The same, for a range whose use the scan has just read.
+ *
+ * Context: As for som_vm_zap_range().
+ */
+void som_vm_zap_scanned(struct mm_struct *mm, struct som_region *region,
+			pgoff_t first, pgoff_t end)
+{
+	som_vm_zap(mm, region, first, end, false);
 }
 
 /**
@@ -418,8 +445,15 @@ static int som_vm_may_split(struct vm_area_struct *vma, unsigned long addr)
 	if (addr == gib || gib < vma->vm_start || gib + PUD_SIZE > vma->vm_end)
 		return 0;
 	vma_start_write(vma);
-	if (som_mapped_size(vma->vm_mm, addr) == PUD_SIZE)
+	if (som_mapped_size(vma->vm_mm, addr) == PUD_SIZE) {
+		struct som_region *region = vma->vm_private_data;
+		pgoff_t pgoff = linear_page_index(vma, gib);
+
+		som_region_lock(region);
+		som_age_note(region, vma, pgoff, pgoff + SOM_PAGES_PER_CHUNK);
+		som_region_unlock(region);
 		som_zap_pfn_range(vma, gib, PUD_SIZE);
+	}
 	return 0;
 }
 

@@ -45,9 +45,9 @@ bytes() {
 }
 
 # The KUnit suites of som_pool_kunit.ko: the pool's over the reserved
-# range, with som.ko loaded but not using it, and the region table's. One
-# TAP line per case from each suite's debugfs results, and a failure
-# unless every planned case reported.
+# range, with som.ko loaded but not using it, the region table's and the
+# ages'. One TAP line per case from each suite's debugfs results, and a
+# failure unless every planned case reported.
 kunit_suite() {
 	suite=$1
 	results=/sys/kernel/debug/kunit/$suite/results
@@ -86,6 +86,7 @@ kunit_pool() {
 	tap $? kunit.som_pool.load
 	kunit_suite som_pool
 	kunit_suite som_table
+	kunit_suite som_ages
 	rmmod som_pool_kunit
 	rmmod som
 	tap $? kunit.som_pool.unload

@@ -286,4 +286,50 @@ struct som_poison {
  */
 #define SOM_IOC_POISON		_IOWR(SOM_IOCTL_BASE, 0x06, struct som_poison)
 
+/* Ages a struct som_proc_ages reports: 0 .. SOM_AGE_NR - 1 scans idle. */
+#define SOM_AGE_NR		15
+#define SOM_AGE_NONE		0xff	/* in @map: no som block there */
+
+/**
+ * struct som_proc_ages - how long a process's som memory has gone unused
+ * @pid:	in: the process (thread group id), or 0 for the caller
+ * @flags:	in: must be 0
+ * @addr:	in: with @len, a range of the process's addresses to report
+ *		2 MiB at a time in @map; both multiples of 2 MiB
+ * @len:	in: the range's size, or 0 for no @map
+ * @map:	in: the address of @len / 2 MiB bytes of the caller's: out,
+ *		the age of the 2 MiB index of a som mapping that backs the
+ *		first byte of each 2 MiB of the range, or SOM_AGE_NONE where
+ *		no som mapping or no block of memory is
+ * @scans:	out: aging scans since som.ko was loaded
+ * @idle_bytes: out: of the som memory the process owns (the regions whose
+ *		first mapping it made), bytes idle for N scans, N the index;
+ *		the last counts that many or more
+ * @__reserved:	must be 0
+ *
+ * The age of 2 MiB of memory is the number of aging scans
+ * (/sys/kernel/mm/som/aging/) since the owner last touched it through a
+ * page-table entry of its own: a scan unmaps the owner's entries, and the
+ * fault that maps one again tells that it was used.
+ */
+struct som_proc_ages {
+	__s32 pid;
+	__u32 flags;
+	__u64 addr;
+	__u64 len;
+	__u64 map;
+	__u64 scans;
+	__u64 idle_bytes[SOM_AGE_NR];
+	__u64 __reserved[2];
+};
+
+/*
+ * SOM_IOC_PROC_AGES, on /dev/som: fill in the out fields for @pid. Any
+ * process may ask about itself; asking about another one needs
+ * CAP_SYS_PTRACE. Errors: EFAULT, EINVAL (flags or reserved fields set,
+ * negative @pid, @addr or @len not a multiple of 2 MiB, or a range that
+ * wraps), ESRCH, EPERM, EINTR.
+ */
+#define SOM_IOC_PROC_AGES	_IOWR(SOM_IOCTL_BASE, 0x07, struct som_proc_ages)
+
 #endif /* _UAPI_LINUX_SOM_H */
