@@ -27,13 +27,32 @@ static int usage_of(int dev, int pid, struct som_proc_usage *u)
 	return ioctl(dev, SOM_IOC_PROC_USAGE, u) ? errno : 0;
 }
 
-static void comm_of(int pid, char *buf, size_t len)
+/* The command name of @pid, made safe for JSON if @json; "?" if gone. */
+void proc_comm(int pid, char *buf, size_t len, int json)
 {
-	char path[64];
+	char path[64], *p;
 
 	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
 	if (!read_line(path, buf, len))
 		snprintf(buf, len, "?");
+	/* comm may hold any byte: keep the JSON valid. */
+	for (p = buf; json && *p; p++)
+		if (*p == '"' || *p == '\\' || !isprint((unsigned char)*p))
+			*p = '?';
+}
+
+/* A process id argument, or a usage error. */
+int pid_arg(const char *s)
+{
+	char *end;
+	long pid;
+
+	errno = 0;
+	pid = strtol(s, &end, 10);
+	if (errno || !isdigit((unsigned char)s[0]) || *end || pid <= 0 ||
+	    pid > 0x3fffffff)
+		usage_error("'%s': not a process id", s);
+	return (int)pid;
 }
 
 static void print_one(int pid, const struct som_proc_usage *u, int json,
@@ -44,14 +63,8 @@ static void print_one(int pid, const struct som_proc_usage *u, int json,
 				    u->entries_4k * 4096;
 	char comm[64], a[32], b[32];
 
-	comm_of(pid, comm, sizeof(comm));
+	proc_comm(pid, comm, sizeof(comm), json);
 	if (json) {
-		/* comm may hold any byte: keep the JSON valid. */
-		char *p;
-
-		for (p = comm; *p; p++)
-			if (*p == '"' || *p == '\\' || !isprint((unsigned char)*p))
-				*p = '?';
 		printf("%s\n  {\"pid\": %d, \"comm\": \"%s\", \"mappings\": %llu, \"som_bytes\": %llu, \"entry_bytes\": %llu, \"entries\": {\"1g\": %llu, \"2m\": %llu, \"4k\": %llu}}",
 		       first ? "" : ",", pid, comm,
 		       (unsigned long long)u->mappings,
@@ -70,72 +83,86 @@ static void print_one(int pid, const struct som_proc_usage *u, int json,
 	       (unsigned long long)u->entries_4k);
 }
 
-void ps_cmd(const struct cmdline *cl)
+/* ps's row for @pid: none if it is not named and maps no som memory. */
+static int ps_one(int dev, int pid, int named, void *arg)
 {
+	struct procs_walk *w = arg;
 	struct som_proc_usage u;
-	int dev, json = !!(cl->given & OPT_JSON), i, n = 0, err, failed = 0;
-	int hidden = 0;
+	int err = usage_of(dev, pid, &u);
+
+	if (!err && (named || u.mappings))
+		print_one(pid, &u, w->json, !w->shown++);
+	return err;
+}
+
+/**
+ * each_process() - ask about the processes @cl names, or every process
+ * @cl: the command line: its arguments are process ids, or none
+ * @dev: /dev/som
+ * @one: asks the kernel and prints a row; returns 0 or the errno
+ * @w: passed to @one
+ *
+ * A process named that does not answer is an error, said on stderr; of
+ * the others, those the caller may not see are counted and said at the
+ * end. Return: whether something failed.
+ */
+int each_process(const struct cmdline *cl, int dev,
+		 int (*one)(int dev, int pid, int named, void *w),
+		 struct procs_walk *w)
+{
+	int i, err, failed = 0, hidden = 0;
 	struct dirent *de;
 	char *end;
 	DIR *d;
 
 	for (i = 0; i < cl->nargs; i++) {
-		long pid;
+		int pid = pid_arg(cl->args[i]);
 
-		errno = 0;
-		pid = strtol(cl->args[i], &end, 10);
-		if (errno || !isdigit((unsigned char)cl->args[i][0]) || *end ||
-		    pid <= 0 || pid > 0x3fffffff)
-			usage_error("'%s': not a process id", cl->args[i]);
+		err = one(dev, pid, 1, w);
+		if (err) {
+			fprintf(stderr, "%s: %d: %s\n", prog, pid,
+				err == ESRCH ? "no such process" :
+				denied(err) ? "permission denied (CAP_SYS_PTRACE is needed)" :
+				strerror(err));
+			failed = 1;
+		}
 	}
+	if (cl->nargs)
+		return failed;
+	d = opendir("/proc");
+	if (!d)
+		die("/proc: %s", strerror(errno));
+	while ((de = readdir(d))) {
+		long pid = strtol(de->d_name, &end, 10);
+
+		if (*end || pid <= 0)
+			continue;
+		hidden += denied(one(dev, (int)pid, 0, w));
+	}
+	closedir(d);
+	if (hidden)
+		fprintf(stderr, "%s: %d processes not shown: CAP_SYS_PTRACE is needed to see other processes\n",
+			prog, hidden);
+	return failed || hidden;
+}
+
+void ps_cmd(const struct cmdline *cl)
+{
+	struct procs_walk w = { .json = !!(cl->given & OPT_JSON) };
+	int dev, i, failed;
+
+	for (i = 0; i < cl->nargs; i++)
+		pid_arg(cl->args[i]);
 	dev = open_som();
-	if (json)
+	if (w.json)
 		printf("[");
 	else
 		printf("%8s %-16s %8s %12s %12s %8s %8s %8s\n", "pid", "command",
 		       "mappings", "som", "mapped", "1G", "2M", "4K");
-	if (cl->nargs) {
-		/* The processes named: each must answer. */
-		for (i = 0; i < cl->nargs; i++) {
-			int pid = (int)strtol(cl->args[i], NULL, 10);
-
-			err = usage_of(dev, pid, &u);
-			if (err) {
-				fprintf(stderr, "%s: %d: %s\n", prog, pid,
-					err == ESRCH ? "no such process" :
-					denied(err) ? "permission denied (CAP_SYS_PTRACE is needed)" :
-					strerror(err));
-				failed = 1;
-				continue;
-			}
-			print_one(pid, &u, json, !n++);
-		}
-	} else {
-		/* Every process that maps som memory now. */
-		d = opendir("/proc");
-		if (!d)
-			die("/proc: %s", strerror(errno));
-		while ((de = readdir(d))) {
-			long pid = strtol(de->d_name, &end, 10);
-
-			if (*end || pid <= 0)
-				continue;
-			err = usage_of(dev, (int)pid, &u);
-			hidden += denied(err);
-			if (err || !u.mappings)
-				continue;
-			print_one((int)pid, &u, json, !n++);
-		}
-		closedir(d);
-	}
-	if (json)
-		printf("%s]\n", n ? "\n" : "");
+	failed = each_process(cl, dev, ps_one, &w);
+	if (w.json)
+		printf("%s]\n", w.shown ? "\n" : "");
 	close(dev);
-	if (hidden) {
-		fprintf(stderr, "%s: %d processes not shown: CAP_SYS_PTRACE is needed to see other processes\n",
-			prog, hidden);
-		failed = 1;
-	}
 	if (failed)
 		exit(1);
 }

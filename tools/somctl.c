@@ -4,6 +4,7 @@
  *
  *   somctl status                      the pool, per node and per source
  *   somctl ps                          which processes map som memory
+ *   somctl ages                        how long their memory went unused
  *   somctl add reserved SIZE@START     a boot-reserved range (memmap=)
  *   somctl add hugetlb GIB             1 GiB pages from the hugetlb pool
  *   somctl add buddy GIB               1 GiB runs from the page allocator
@@ -12,10 +13,10 @@
  *   somctl compact                     run a compaction pass now
  *   somctl poison PHYS                 declare a page of the pool bad
  *
- * status.c, procs.c, sources.c, compact.c and poison.c hold the commands; this file
- * the command line and the helpers they share. Exit status: 0 done, 1
- * failed (one line on stderr says why), 2 a usage error, found before
- * anything is opened. See Documentation/admin-guide.md and somctl(8).
+ * status.c, procs.c, ages.c, sources.c, compact.c and poison.c hold the
+ * commands; this file the command line and the helpers they share. Exit
+ * status: 0 done, 1 failed (one line on stderr says why), 2 a usage error,
+ * found before anything is opened. See Documentation/admin-guide.md and somctl(8).
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -51,6 +52,8 @@ static const struct command {
 	  "status [--json] [--watch[=SECONDS] [--count=N]]" },
 	{ "ps", OPT_JSON, 0, INT_MAX, ps_cmd,
 	  "ps [--json] [PID...]" },
+	{ "ages", OPT_JSON, 0, INT_MAX, ages_cmd,
+	  "ages [--json] [PID...]" },
 	{ "add", OPT_NODE | OPT_UNMOVABLE | OPT_NAME | OPT_WAIT, 2, 2, add_cmd,
 	  "add reserved SIZE@START [--unmovable] [--name NAME] [--wait]\n"
 	  "add hugetlb GIB [--node N] [--unmovable] [--name NAME] [--wait]\n"

@@ -53,7 +53,20 @@ void gib_str(unsigned long long bytes, char *buf, size_t len);
 void status_cmd(const struct cmdline *cl);
 
 /* procs.c */
+struct procs_walk {
+	int json;	/* --json */
+	int shown;	/* rows printed so far */
+};
+
 void ps_cmd(const struct cmdline *cl);
+void proc_comm(int pid, char *buf, size_t len, int json);
+int pid_arg(const char *s);
+int each_process(const struct cmdline *cl, int dev,
+		 int (*one)(int dev, int pid, int named, void *w),
+		 struct procs_walk *w);
+
+/* ages.c */
+void ages_cmd(const struct cmdline *cl);
 
 /* sources.c */
 int source_name_ok(const char *name);
