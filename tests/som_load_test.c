@@ -201,14 +201,14 @@ TEST_F(load, somctl_without_the_module)
 {
 	static const char *const commands[] = {
 		"status", "status --json", "--json status", "ps", "ps 1 --json",
-		"add reserved 1G@4G", "add hugetlb 1 --node 0", "add buddy 1",
+		"ages", "add reserved 1G@4G", "add hugetlb 1 --node 0", "add buddy 1",
 		"add dax dax0.0", "remove reserved@0x100000000", "compact",
 	};
 	static const char *const bad[] = {
 		"", "frobnicate", "--bogus status", "-x ps", "status extra",
 		"status --watch=0", "status --count=2", "status --node 1",
-		"ps x", "ps 0", "ps 1 --unmovable", "add", "add reserved",
-		"add floppy 1", "add reserved 2G", "add reserved 1M@4G",
+		"ps x", "ps 0", "ps 1 --unmovable", "ages x", "ages --node 1",
+		"add", "add reserved", "add floppy 1", "add reserved 2G", "add reserved 1M@4G",
 		"add reserved 1G@4G --node 1", "add hugetlb 0",
 		"add buddy 1 --node 1024", "add buddy 1 --name bad/name",
 		"add dax dax0.0 --name x", "add dax ../dax0.0", "remove",

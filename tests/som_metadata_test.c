@@ -15,59 +15,15 @@
 
 #include "kselftest_harness.h"
 #include "som_util.h"
+#include "som_slab_util.h"
 
 #define META	"metadata/"
-
-/* The size of one object of som's slab cache @name, or -1. */
-static long long som_slab_object_size(const char *name)
-{
-	char path[128];
-
-	snprintf(path, sizeof(path), "/sys/kernel/slab/%s/object_size", name);
-	return som_read_ll(path);
-}
-
-/* Does slab cache @name count its objects exactly (no per-CPU slabs)? */
-static int som_slab_exact(const char *name)
-{
-	char path[128];
-
-	snprintf(path, sizeof(path), "/sys/kernel/slab/%s/sanity_checks",
-		 name);
-	return som_read_ll(path) == 1;
-}
-
-/*
- * The active objects /proc/slabinfo shows for cache @name, or -1. The
- * cache is shrunk first: under KASAN, freed objects wait in a quarantine
- * and count as active until a shrink of their cache lets them go.
- */
-static long long som_slabinfo_active(const char *name)
-{
-	char line[512], cache[64];
-	long long active = -1, n;
-	FILE *f;
-
-	snprintf(line, sizeof(line), "/sys/kernel/slab/%s/shrink", name);
-	if (som_write_file(line, "1"))
-		return -1;
-	f = fopen("/proc/slabinfo", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%63s %lld", cache, &n) == 2 &&
-		    !strcmp(cache, name))
-			active = n;
-	fclose(f);
-	return active;
-}
 
 /* Every part, and the total, read one after the other. */
 struct som_meta {
 	long long total, chunks, chunk_bits, pool, sources, source_tables;
 	long long regions;
-	long long table_split, table_nodes, region_total;
+	long long table_split, table_nodes, ages, region_total;
 };
 
 static void som_meta_read(struct som_meta *m)
@@ -81,6 +37,7 @@ static void som_meta_read(struct som_meta *m)
 	m->regions = som_stat(META "regions_bytes");
 	m->table_split = som_stat(META "table_split_bytes");
 	m->table_nodes = som_stat(META "table_node_bytes");
+	m->ages = som_stat(META "ages_bytes");
 	m->region_total = som_stat("region_metadata_bytes");
 }
 
@@ -125,10 +82,12 @@ TEST_F(metadata, parts_add_up_to_the_total)
 	/* Two blocks of 32 reserved: the GiB is split. */
 	EXPECT_LT(0, m.table_split);
 	EXPECT_EQ(0, m.table_nodes);	/* one GiB at index 0: the root */
+	EXPECT_EQ(0, m.ages);		/* never scanned: every index young */
 	EXPECT_EQ(m.total, m.chunks + m.chunk_bits + m.pool + m.sources +
 			   m.source_tables + m.regions + m.table_split +
-			   m.table_nodes);
-	EXPECT_EQ(m.region_total, m.regions + m.table_split + m.table_nodes);
+			   m.table_nodes + m.ages);
+	EXPECT_EQ(m.region_total, m.regions + m.table_split + m.table_nodes +
+				  m.ages);
 	EXPECT_EQ(0, munmap(p, 64 * MiB));
 }
 

@@ -624,19 +624,6 @@ TEST_F(source, unmovable_chunks_are_kept_apart)
 	EXPECT_EQ(0, som_stat("unmovable_total_bytes"));
 }
 
-/* Run @cmd with sh; its output (at most @size - 1 bytes) in @out. */
-static int capture(const char *cmd, char *out, size_t size)
-{
-	FILE *f = popen(cmd, "r");
-	size_t n;
-
-	if (!f)
-		return -1;
-	n = fread(out, 1, size - 1, f);
-	out[n] = '\0';
-	return pclose(f);
-}
-
 /*
  * somctl's views: status --json agrees with sysfs, ps finds this process
  * with its entries (options before or after the arguments), add --wait
@@ -650,14 +637,14 @@ TEST_F(source, somctl_reports_pool_and_processes)
 	char *p;
 
 	/* status --json: the pool's counters, as sysfs has them. */
-	ASSERT_EQ(0, capture("somctl status --json", out, sizeof(out)));
+	ASSERT_EQ(0, som_capture("somctl status --json", out, sizeof(out)));
 	snprintf(want, sizeof(want), "\"total_bytes\": %lld,",
 		 som_stat("total_bytes"));
 	EXPECT_NE(NULL, strstr(out, want));
 	EXPECT_NE(NULL, strstr(out, "\"sources\": ["));
 	EXPECT_NE(NULL, strstr(out, "\"struct_page_avoided_bytes\": "));
 	/* --watch: two rounds, each with its table. */
-	ASSERT_EQ(0, capture("somctl status --watch=1 --count=2", out,
+	ASSERT_EQ(0, som_capture("somctl status --watch=1 --count=2", out,
 			     sizeof(out)));
 	p = strstr(out, "metadata");
 	ASSERT_NE(NULL, p);
@@ -669,24 +656,24 @@ TEST_F(source, somctl_reports_pool_and_processes)
 	ASSERT_NE(MAP_FAILED, p);
 	p[0] = 1;
 	snprintf(cmd, sizeof(cmd), "somctl ps %d", getpid());
-	ASSERT_EQ(0, capture(cmd, out, sizeof(out)));
+	ASSERT_EQ(0, som_capture(cmd, out, sizeof(out)));
 	TH_LOG("%s", out);
 	snprintf(want, sizeof(want), "%8d ", getpid());
 	EXPECT_NE(NULL, strstr(out, want));
 	EXPECT_NE(NULL, strstr(out, "4 MiB        2 MiB        0        1        0"));
-	ASSERT_EQ(0, capture("somctl ps --json", out, sizeof(out)));
+	ASSERT_EQ(0, som_capture("somctl ps --json", out, sizeof(out)));
 	snprintf(want, sizeof(want), "\"pid\": %d, ", getpid());
 	EXPECT_NE(NULL, strstr(out, want));
 	EXPECT_NE(NULL, strstr(out, "\"entries\": {\"1g\": 0, \"2m\": 1, \"4k\": 0}"));
 	/* Options after the arguments, and before the command. */
 	snprintf(cmd, sizeof(cmd), "somctl ps %d --json", getpid());
-	ASSERT_EQ(0, capture(cmd, out, sizeof(out)));
+	ASSERT_EQ(0, som_capture(cmd, out, sizeof(out)));
 	EXPECT_EQ('[', out[0]);
 	EXPECT_NE(NULL, strstr(out, want));
-	ASSERT_EQ(0, capture("somctl --json status", out, sizeof(out)));
+	ASSERT_EQ(0, som_capture("somctl --json status", out, sizeof(out)));
 	EXPECT_EQ(0, strncmp(out, "{\"pool\": {", 10));
 	munmap(p, 4 * MiB);
-	EXPECT_NE(0, capture("somctl ps 1073741800 2>&1", out, sizeof(out)));
+	EXPECT_NE(0, som_capture("somctl ps 1073741800 2>&1", out, sizeof(out)));
 	EXPECT_NE(NULL, strstr(out, "no such process"));
 
 	/* add --wait: the new range is zeroed before somctl returns. */
@@ -695,19 +682,19 @@ TEST_F(source, somctl_reports_pool_and_processes)
 			 "somctl add reserved %lluG@%lluG --name spare --wait",
 			 (unsigned long long)(size >> 30),
 			 (unsigned long long)(start >> 30));
-		ASSERT_EQ(0, capture(cmd, out, sizeof(out)));
+		ASSERT_EQ(0, som_capture(cmd, out, sizeof(out)));
 		EXPECT_NE(NULL, strstr(out, "zeroed"));
 		EXPECT_EQ(som_stat("free_bytes"), som_stat("zeroed_bytes"));
 		EXPECT_EQ(0, system("somctl remove spare"));
 	}
-	EXPECT_NE(0, capture("somctl remove no-such-source 2>&1", out,
+	EXPECT_NE(0, som_capture("somctl remove no-such-source 2>&1", out,
 			     sizeof(out)));
 	EXPECT_NE(NULL, strstr(out, "no such source"));
 	/* Usage errors: exit status 2, nothing done. */
-	EXPECT_EQ(2, WEXITSTATUS(capture("somctl frobnicate 2>&1", out,
+	EXPECT_EQ(2, WEXITSTATUS(som_capture("somctl frobnicate 2>&1", out,
 					 sizeof(out))));
 	EXPECT_NE(NULL, strstr(out, "usage:"));
-	EXPECT_EQ(2, WEXITSTATUS(capture("somctl add reserved 1G@4G --node 1 2>&1",
+	EXPECT_EQ(2, WEXITSTATUS(som_capture("somctl add reserved 1G@4G --node 1 2>&1",
 					 out, sizeof(out))));
 }
 

@@ -319,6 +319,19 @@ static inline void *som_map_misaligned(int fd, size_t len, size_t misalign)
 	return som_map_past(fd, len, 2 * MiB, misalign);
 }
 
+/* Run @cmd with sh; its output (at most @size - 1 bytes) in @out. */
+static inline int som_capture(const char *cmd, char *out, size_t size)
+{
+	FILE *f = popen(cmd, "r");
+	size_t n;
+
+	if (!f)
+		return -1;
+	n = fread(out, 1, size - 1, f);
+	out[n] = '\0';
+	return pclose(f);
+}
+
 /* Seconds on the monotonic clock. */
 static inline double som_seconds(void)
 {
