@@ -114,8 +114,9 @@ static void som_ages_store(struct som_ages *ages, unsigned long g, void *entry)
 
 	/*
 	 * Replacing a present entry allocates nothing; a new value entry may
-	 * need a node, and without one the GiB simply stays young (no entry):
-	 * an error that makes memory look used, never unused.
+	 * need a node, and without one the GiB becomes young (no entry). Out
+	 * of memory, that makes a scan's verdict look used, never unused; a
+	 * mark (som_ages_mark()) is lost, and its indices age one scan.
 	 */
 	old = xa_store(&ages->gibs, g, entry, GFP_KERNEL_ACCOUNT);
 	if (xa_is_err(old)) {

@@ -68,8 +68,11 @@ u64 som_ages_bytes(struct som_ages *ages);
 struct som_region;
 struct vm_area_struct;
 int som_age_scan(void);
+struct mm_struct;
 void som_age_note(struct som_region *region, struct vm_area_struct *vma,
 		  pgoff_t from, pgoff_t to);
+void som_age_note_range(struct mm_struct *mm, struct som_region *region,
+			pgoff_t from, pgoff_t to);
 void som_age_init(void);
 void som_age_exit(void);
 u64 som_age_scans(void);

@@ -42,6 +42,8 @@ static atomic64_t som_age_nr_scans;
 static atomic64_t som_age_ns;
 /* Milliseconds between the worker's scans; 0: no worker. */
 static unsigned int som_age_interval_ms;
+/* Serialises writers of interval_ms (never held by the worker). */
+static DEFINE_MUTEX(som_age_interval_mutex);
 static bool som_age_stopping;
 
 static void som_age_work_fn(struct work_struct *work);
@@ -50,10 +52,12 @@ static DECLARE_DELAYED_WORK(som_age_work, som_age_work_fn);
 /*
  * Set in @used the indices of the GiB from @first (1 GiB aligned) that an
  * entry of @vma maps now, looking at the pages [@lo, @hi) of the region
- * only. An index found used is not looked at further.
+ * only. An index found used is not looked at further. Only a @killable
+ * walk stops for a fatal signal (-EINTR).
  */
 static int som_age_used(struct vm_area_struct *vma, pgoff_t first,
-			pgoff_t lo, pgoff_t hi, unsigned long *used)
+			pgoff_t lo, pgoff_t hi, unsigned long *used,
+			bool killable)
 {
 	pgoff_t gib = first << SOM_PAGES_PER_BLOCK_SHIFT, pg;
 	unsigned long addr, end, size, span, next;
@@ -67,7 +71,7 @@ static int som_age_used(struct vm_area_struct *vma, pgoff_t first,
 	addr = vma->vm_start + ((lo - vma->vm_pgoff) << PAGE_SHIFT);
 	end = vma->vm_start + ((hi - vma->vm_pgoff) << PAGE_SHIFT);
 	while (addr < end) {
-		if (fatal_signal_pending(current))
+		if (killable && fatal_signal_pending(current))
 			return -EINTR;
 		size = som_entry_at(vma->vm_mm, addr, &span);
 		next = min(ALIGN_DOWN(addr, span) + span, end);
@@ -97,8 +101,10 @@ static int som_age_used(struct vm_area_struct *vma, pgoff_t first,
  * @from: first page offset in the region to be zapped
  * @to: page offset past it
  *
- * A move, a split or a memory error zaps entries the next scan would
- * have counted as use: marks their indices used instead.
+ * A move, a split, a punch or a memory error zaps entries the next scan
+ * would have counted as use: marks their indices used instead. The whole
+ * GiBs around the range are looked at: zapping part of a 1 GiB entry
+ * zaps all of it, and an index still mapped afterwards is used anyway.
  *
  * Context: Caller holds the owner's mmap_lock and the region lock.
  */
@@ -106,18 +112,41 @@ void som_age_note(struct som_region *region, struct vm_area_struct *vma,
 		  pgoff_t from, pgoff_t to)
 {
 	DECLARE_BITMAP(used, SOM_BLOCKS_PER_CHUNK);
-	pgoff_t first;
+	pgoff_t first, last;
 
 	lockdep_assert_held(&region->lock);
-	for (first = round_down(from >> SOM_PAGES_PER_BLOCK_SHIFT,
-				SOM_BLOCKS_PER_CHUNK);
-	     (first << SOM_PAGES_PER_BLOCK_SHIFT) < to;
-	     first += SOM_BLOCKS_PER_CHUNK) {
+	from = max(from, vma->vm_pgoff);
+	to = min(to, vma->vm_pgoff + vma_pages(vma));
+	if (from >= to)
+		return;
+	first = round_down(from >> SOM_PAGES_PER_BLOCK_SHIFT,
+			   SOM_BLOCKS_PER_CHUNK);
+	last = (to - 1) >> SOM_PAGES_PER_BLOCK_SHIFT;
+	for (; first <= last; first += SOM_BLOCKS_PER_CHUNK) {
 		bitmap_zero(used, SOM_BLOCKS_PER_CHUNK);
-		if (som_age_used(vma, first, from, to, used))
-			return;
+		som_age_used(vma, first, 0, ULONG_MAX, used, false);
 		som_ages_mark(&region->ages, first, used);
 	}
+}
+
+/**
+ * som_age_note_range() - som_age_note() over every VMA of a region
+ * @mm: the region's owner
+ * @region: the region
+ * @from: first page offset in the region to be zapped
+ * @to: page offset past it
+ *
+ * Context: Caller holds @mm's mmap_lock and the region lock.
+ */
+void som_age_note_range(struct mm_struct *mm, struct som_region *region,
+			pgoff_t from, pgoff_t to)
+{
+	VMA_ITERATOR(vmi, mm, region->vm_start);
+	struct vm_area_struct *vma;
+
+	mmap_assert_locked(mm);
+	while ((vma = som_region_next_vma(region, &vmi)))
+		som_age_note(region, vma, from, to);
 }
 
 /*
@@ -156,7 +185,8 @@ static int som_age_scan_gib(struct som_region *region, struct mm_struct *mm,
 
 		while ((vma = som_region_next_vma(region, &vmi))) {
 			ret = som_age_used(vma, first, pages,
-					   pages + SOM_PAGES_PER_CHUNK, used);
+					   pages + SOM_PAGES_PER_CHUNK, used,
+					   true);
 			if (ret)
 				goto out;
 		}
@@ -324,12 +354,14 @@ static ssize_t interval_ms_store(struct kobject *kobj,
 	err = kstrtouint(buf, 0, &ms);
 	if (err)
 		return err;
+	mutex_lock(&som_age_interval_mutex);
 	WRITE_ONCE(som_age_interval_ms, ms);
 	/* At 0, no scan runs once this returns: a running one is waited for. */
 	if (ms)
 		som_age_queue();
 	else
 		cancel_delayed_work_sync(&som_age_work);
+	mutex_unlock(&som_age_interval_mutex);
 	return count;
 }
 

@@ -807,10 +807,14 @@ static void som_region_zero(struct som_region *region, loff_t from, loff_t to)
  */
 static void som_region_zap(struct som_region *region, loff_t from, loff_t to)
 {
-	if (region->mm && region->nr_vmas)
+	if (from >= to)
+		return;
+	if (region->mm && region->nr_vmas) {
 		mmap_assert_write_locked(region->mm);
-	if (from < to)
-		unmap_mapping_range(region->mapping, from, to - from, 1);
+		som_age_note_range(region->mm, region, from >> PAGE_SHIFT,
+				   DIV_ROUND_UP_ULL(to, PAGE_SIZE));
+	}
+	unmap_mapping_range(region->mapping, from, to - from, 1);
 }
 
 /**

@@ -435,25 +435,33 @@ static void som_vm_open(struct vm_area_struct *vma)
  * for both ends of the range it moves) calls this with mmap_lock held for
  * write; the VMA is write-locked first so that no fault under the per-VMA
  * lock alone maps the GiB again before the split (the core write-locks it
- * only after this returns).
+ * only after this returns). The use a 1 GiB or 2 MiB entry cut by the
+ * split showed goes to the region's ages (som_age_note()).
  */
 static int som_vm_may_split(struct vm_area_struct *vma, unsigned long addr)
 {
-	unsigned long gib = ALIGN_DOWN(addr, PUD_SIZE);
+	struct som_region *region = vma->vm_private_data;
+	unsigned long gib = ALIGN_DOWN(addr, PUD_SIZE), size;
 
 	mmap_assert_write_locked(vma->vm_mm);
-	if (addr == gib || gib < vma->vm_start || gib + PUD_SIZE > vma->vm_end)
+	/* No entry crosses @addr: a GiB boundary, or 2 MiB and no GiB. */
+	if (addr == gib || (IS_ALIGNED(addr, PMD_SIZE) &&
+			    (gib < vma->vm_start || gib + PUD_SIZE > vma->vm_end)))
 		return 0;
 	vma_start_write(vma);
-	if (som_mapped_size(vma->vm_mm, addr) == PUD_SIZE) {
-		struct som_region *region = vma->vm_private_data;
-		pgoff_t pgoff = linear_page_index(vma, gib);
-
-		som_region_lock(region);
-		som_age_note(region, vma, pgoff, pgoff + SOM_PAGES_PER_CHUNK);
-		som_region_unlock(region);
+	size = som_mapped_size(vma->vm_mm, addr);
+	if (size <= PAGE_SIZE || IS_ALIGNED(addr, size))
+		return 0;
+	/*
+	 * The entry across @addr goes, here or in the core: its use goes to
+	 * the ages first. VMA lock, then region lock, as a fault takes them.
+	 */
+	som_region_lock(region);
+	som_age_note(region, vma, linear_page_index(vma, addr),
+		     linear_page_index(vma, addr) + 1);
+	som_region_unlock(region);
+	if (size == PUD_SIZE)
 		som_zap_pfn_range(vma, gib, PUD_SIZE);
-	}
 	return 0;
 }
 

@@ -368,6 +368,49 @@ TEST_F(age, moves_and_splits_keep_use)
 }
 
 /*
+ * Cutting part of a 2 MiB entry removes all of it: a 4 KiB punch of a som
+ * file and a 4 KiB mprotect() of a mapping keep the use the whole entry
+ * showed, and only the entry's own index is marked.
+ */
+TEST_F(age, partial_zaps_keep_use)
+{
+	const size_t len = 8 * MiB;
+	unsigned char map[4];
+	struct som_proc_ages a;
+	int file, i;
+	char *p, *q;
+
+	file = som_file(self->fd, len, 0);
+	ASSERT_LE(0, file);
+	p = som_map_shared(file, len);
+	ASSERT_NE(MAP_FAILED, p);
+	q = som_map_shared(self->fd, len);
+	ASSERT_NE(MAP_FAILED, q);
+	memset(p, 1, len);
+	memset(q, 1, len);
+	ASSERT_EQ(0, age_scan());
+	ASSERT_EQ(0, age_scan());
+	touch(p + 2 * MiB, 2 * MiB);
+	touch(q + 2 * MiB, 2 * MiB);
+	ASSERT_EQ(2 * (long long)MiB, som_page_size(file, p + 2 * MiB));
+	ASSERT_EQ(2 * (long long)MiB, som_page_size(self->fd, q + 2 * MiB));
+	ASSERT_EQ(0, fallocate(file, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			       2 * MiB + 4096, 4096));
+	ASSERT_EQ(0, mprotect(q + 2 * MiB + 4096, 4096, PROT_READ));
+	ASSERT_EQ(0, age_scan());
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, proc_ages(self->fd, 0, i ? q : p, len, map, &a));
+		EXPECT_EQ(2, map[0]) TH_LOG("%s", i ? "/dev/som" : "som file");
+		EXPECT_EQ(0, map[1]) TH_LOG("%s", i ? "/dev/som" : "som file");
+		EXPECT_EQ(2, map[2]) TH_LOG("%s", i ? "/dev/som" : "som file");
+	}
+	EXPECT_EQ(0, p[2 * MiB + 4096]);
+	EXPECT_EQ(0, munmap(p, len));
+	EXPECT_EQ(0, munmap(q, len));
+	close(file);
+}
+
+/*
  * A block that replaces a punched one reads as age 0 before any scan,
  * not as the age of the GiB around it.
  */
