@@ -321,17 +321,7 @@ void som_age_exit(void)
 static ssize_t scan_store(struct kobject *kobj, struct kobj_attribute *attr,
 			  const char *buf, size_t count)
 {
-	bool run;
-	int err;
-
-	if (!capable(CAP_SYS_ADMIN))
-		return -EPERM;
-	err = kstrtobool(buf, &run);
-	if (err)
-		return err;
-	if (run)
-		err = som_age_scan();
-	return err ? err : count;
+	return som_sysfs_run(buf, count, som_age_scan);
 }
 
 static struct kobj_attribute som_age_scan_attr = __ATTR_WO(scan);

@@ -124,5 +124,6 @@ void som_poison_exit(void);
 
 int som_sysfs_init(void);
 void som_sysfs_exit(void);
+ssize_t som_sysfs_run(const char *buf, size_t count, int (*run)(void));
 
 #endif /* _SOM_H */

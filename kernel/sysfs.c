@@ -234,21 +234,40 @@ SOM_MIGRATE_ATTR(gib_assembled, gib_assembled);
 SOM_MIGRATE_ATTR(compact_runs, compact_runs);
 SOM_MIGRATE_ATTR(compact_failed, compact_failed);
 
-/* Writing 1 runs a compaction pass and returns when it is done. */
-static ssize_t compact_store(struct kobject *kobj, struct kobj_attribute *attr,
-			     const char *buf, size_t count)
+/**
+ * som_sysfs_run() - a store that runs something when 1 is written
+ * @buf: what was written: a boolean (kstrtobool())
+ * @count: its length
+ * @run: what to run, until it is done
+ *
+ * Context: a sysfs store; needs CAP_SYS_ADMIN.
+ * Return: @count, -EPERM, -EINVAL, or what @run returned.
+ */
+ssize_t som_sysfs_run(const char *buf, size_t count, int (*run)(void))
 {
-	bool run;
+	bool on;
 	int err;
 
 	if (!capable(CAP_SYS_ADMIN))
 		return -EPERM;
-	err = kstrtobool(buf, &run);
+	err = kstrtobool(buf, &on);
 	if (err)
 		return err;
-	if (run)
-		err = som_compact(false);
+	if (on)
+		err = run();
 	return err ? err : count;
+}
+
+static int som_compact_now(void)
+{
+	return som_compact(false);
+}
+
+/* Writing 1 runs a compaction pass and returns when it is done. */
+static ssize_t compact_store(struct kobject *kobj, struct kobj_attribute *attr,
+			     const char *buf, size_t count)
+{
+	return som_sysfs_run(buf, count, som_compact_now);
 }
 
 static struct kobj_attribute compact_attr = __ATTR_WO(compact);

@@ -37,16 +37,10 @@ static int proc_ages(int fd, pid_t pid, void *addr, size_t len,
 static int pool_idle_bytes(long long bytes[SOM_AGE_NR])
 {
 	char buf[512], *p = buf, *end;
-	int fd = open(SOM_SYSFS AGING "idle_bytes", O_RDONLY), i;
-	ssize_t n;
+	int i;
 
-	if (fd < 0)
+	if (som_read_text(SOM_SYSFS AGING "idle_bytes", buf, sizeof(buf)) < 0)
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
 	for (i = 0; i < SOM_AGE_NR; i++, p = end) {
 		bytes[i] = strtoll(p, &end, 10);
 		if (end == p)
@@ -512,6 +506,7 @@ TEST_F(age, worker_scans_until_stopped)
 	double end = som_seconds() + 120;
 
 	ASSERT_EQ(0, som_sysfs_write(AGING "interval_ms", "50"));
+	EXPECT_EQ(50, som_stat(AGING "interval_ms"));
 	while ((now = som_stat(AGING "scans")) < before + 3 &&
 	       som_seconds() < end)
 		usleep(20 * 1000);

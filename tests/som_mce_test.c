@@ -157,14 +157,10 @@ TEST_F(poison, srao_machine_check_in_a_mapped_page_leaves_a_hole)
 /* Is CPU 1 tickless (nohz_full), so that nothing but its task runs there? */
 static int cpu1_isolated(void)
 {
-	char buf[64] = "";
-	int fd = open("/sys/devices/system/cpu/nohz_full", O_RDONLY);
-	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	char buf[64];
 
-	if (fd >= 0)
-		close(fd);
-	buf[n > 0 ? n : 0] = '\0';
-	return !strcmp(buf, "1\n");
+	return som_read_text("/sys/devices/system/cpu/nohz_full", buf,
+			     sizeof(buf)) > 0 && !strcmp(buf, "1\n");
 }
 
 /*
@@ -174,17 +170,10 @@ static int cpu1_isolated(void)
 static int cpu1_tick_stopped(void)
 {
 	static char buf[1 << 16];
-	int fd = open("/proc/timer_list", O_RDONLY);
-	ssize_t n, len = 0;
 	char *cpu, *flag;
 
-	if (fd < 0)
+	if (som_read_text("/proc/timer_list", buf, sizeof(buf)) < 0)
 		return -1;
-	while (len < (ssize_t)sizeof(buf) - 1 &&
-	       (n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
-		len += n;
-	close(fd);
-	buf[len] = '\0';
 	cpu = strstr(buf, "\ncpu: 1\n");
 	flag = cpu ? strstr(cpu, ".tick_stopped") : NULL;
 	flag = flag ? strchr(flag, ':') : NULL;

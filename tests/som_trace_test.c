@@ -34,16 +34,9 @@ static int tr_write(const char *file, const char *val)
 static const char *tr_read(void)
 {
 	static char buf[4 << 20];
-	ssize_t n, len = 0;
-	int fd = open(TRACEFS "trace", O_RDONLY);
 
-	if (fd < 0)
+	if (som_read_text(TRACEFS "trace", buf, sizeof(buf)) < 0)
 		return "";
-	while (len < (ssize_t)sizeof(buf) - 1 &&
-	       (n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
-		len += n;
-	close(fd);
-	buf[len] = '\0';
 	return buf;
 }
 

@@ -57,20 +57,31 @@
 } while (0)
 
 /* The number a file holds (sysfs, procfs), or -1 if it cannot be read. */
+/*
+ * Read all of @path (at most @size - 1 bytes) into @buf, NUL-terminated:
+ * its length, or -1 if it cannot be opened or is empty.
+ */
+static inline ssize_t som_read_text(const char *path, char *buf, size_t size)
+{
+	ssize_t n, len = 0;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return -1;
+	while (len < (ssize_t)size - 1 &&
+	       (n = read(fd, buf + len, size - 1 - len)) > 0)
+		len += n;
+	close(fd);
+	buf[len] = '\0';
+	return len ? len : -1;
+}
+
 static inline long long som_read_ll(const char *path)
 {
 	char buf[64];
-	ssize_t n;
-	int fd;
 
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
+	if (som_read_text(path, buf, sizeof(buf)) < 0)
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
 	return strtoll(buf, NULL, 10);
 }
 
