@@ -102,9 +102,11 @@ static int som_age_used(struct vm_area_struct *vma, pgoff_t first,
  * @to: page offset past it
  *
  * A move, a split, a punch or a memory error zaps entries the next scan
- * would have counted as use: marks their indices used instead. The whole
- * GiBs around the range are looked at: zapping part of a 1 GiB entry
- * zaps all of it, and an index still mapped afterwards is used anyway.
+ * would have counted as use: marks their indices used instead. Zapping
+ * part of an entry zaps all of it, so a GiB that one 1 GiB entry maps is
+ * marked used whole; elsewhere the 2 MiB indices the range touches are
+ * looked at, and only they (a mover zaps one block at a time, and should
+ * not walk the whole GiB for each).
  *
  * Context: Caller holds the owner's mmap_lock and the region lock.
  */
@@ -112,7 +114,8 @@ void som_age_note(struct som_region *region, struct vm_area_struct *vma,
 		  pgoff_t from, pgoff_t to)
 {
 	DECLARE_BITMAP(used, SOM_BLOCKS_PER_CHUNK);
-	pgoff_t first, last;
+	unsigned long addr, span;
+	pgoff_t first, last, lo, hi;
 
 	lockdep_assert_held(&region->lock);
 	from = max(from, vma->vm_pgoff);
@@ -123,8 +126,18 @@ void som_age_note(struct som_region *region, struct vm_area_struct *vma,
 			   SOM_BLOCKS_PER_CHUNK);
 	last = (to - 1) >> SOM_PAGES_PER_BLOCK_SHIFT;
 	for (; first <= last; first += SOM_BLOCKS_PER_CHUNK) {
+		lo = max(from, first << SOM_PAGES_PER_BLOCK_SHIFT);
+		hi = min(to, (first + SOM_BLOCKS_PER_CHUNK) <<
+			     SOM_PAGES_PER_BLOCK_SHIFT);
+		addr = vma->vm_start + ((lo - vma->vm_pgoff) << PAGE_SHIFT);
 		bitmap_zero(used, SOM_BLOCKS_PER_CHUNK);
-		som_age_used(vma, first, 0, ULONG_MAX, used, false);
+		if (som_entry_at(vma->vm_mm, addr, &span) == PUD_SIZE)
+			bitmap_fill(used, SOM_BLOCKS_PER_CHUNK);
+		else
+			som_age_used(vma, first,
+				     round_down(lo, SOM_PAGES_PER_BLOCK),
+				     round_up(hi, SOM_PAGES_PER_BLOCK), used,
+				     false);
 		som_ages_mark(&region->ages, first, used);
 	}
 }
