@@ -130,7 +130,7 @@ static long long per_gib(long long bytes, long long total)
  * per-block bits, the sources' descriptors, the region's descriptor) is
  * fixed, and printed apart; the parts add up to metadata_bytes. (With
  * the mapping a whole chunk, no chunk's blocks differ: the per-block
- * bits are only the pool's spares.)
+ * bits are only the pool's one spare.)
  */
 static int run_som(struct backing *b, struct som_run *r)
 {

@@ -307,6 +307,13 @@ retry:
 		}
 		som_chunk_destroy(chunk);
 	}
+	/*
+	 * A chunk that left with bits took them along: the pool keeps its
+	 * one spare whatever left (without one it gets one at the next
+	 * change, as ever).
+	 */
+	if (!som_pool_lock_stocked(pool, GFP_KERNEL))
+		spin_unlock(&pool->lock);
 	return 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(som_pool_remove_poisoned);
@@ -338,7 +345,7 @@ EXPORT_SYMBOL_IF_KUNIT(som_pool_remove);
  *
  * Metadata is what the pool allocates to describe its memory: one
  * struct som_chunk per GiB (the object size of its slab cache), a struct
- * som_chunk_bits per chunk whose blocks differ and per spare one, the
+ * som_chunk_bits per chunk whose blocks differ and the one spare, the
  * sets, and the pool itself; it is reported for the whole pool only (0
  * for a node).
  *
@@ -380,7 +387,7 @@ void som_pool_get_stats(struct som_pool *pool, int nid,
 			stats->poison_bytes += sizeof(struct xa_node);
 		stats->chunks_bytes = (u64)pool->nr_chunks *
 				      kmem_cache_size(som_chunk_cache);
-		stats->chunk_bits_bytes = (u64)(pool->nr_bits + pool->nr_spare) *
+		stats->chunk_bits_bytes = (u64)(pool->nr_bits + !!pool->spare) *
 					  kmem_cache_size(som_chunk_bits_cache);
 		stats->metadata_bytes = stats->chunks_bytes +
 					stats->chunk_bits_bytes +
@@ -416,7 +423,7 @@ int som_pool_init(struct som_pool *pool)
 	INIT_LIST_HEAD(&pool->chunks);
 	hash_init(pool->hash);
 	pool->nr_chunks = 0;
-	pool->nr_spare = 0;
+	pool->spare = NULL;
 	pool->nr_bits = 0;
 	memset(&pool->zero_stats, 0, sizeof(pool->zero_stats));
 	pool->zeroing = SOM_NO_BLOCK;
@@ -447,9 +454,9 @@ void som_pool_destroy(struct som_pool *pool)
 		som_chunk_destroy(chunk);
 	}
 	pool->nr_chunks = 0;
-	while (pool->nr_spare)
-		kmem_cache_free(som_chunk_bits_cache,
-				pool->spare[--pool->nr_spare]);
+	if (pool->spare)
+		kmem_cache_free(som_chunk_bits_cache, pool->spare);
+	pool->spare = NULL;
 	xa_destroy(&pool->poison);
 	kfree(pool->sets);
 	pool->sets = NULL;

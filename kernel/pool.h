@@ -41,9 +41,6 @@ struct som_chunk_bits {
 	DECLARE_BITMAP(dirty, SOM_BLOCKS_PER_CHUNK);
 };
 
-/* Spare struct som_chunk_bits the pool keeps at hand (see som_pool_stock()). */
-#define SOM_POOL_SPARE_BITS	4
-
 /**
  * struct som_chunk - one naturally aligned 1 GiB piece of physical memory
  * @hash:	entry in som_pool.hash, keyed by chunk frame number
@@ -151,10 +148,15 @@ struct som_zero_stats {
  * @zero_ahead:	whether the worker runs (som_pool_set_zero_ahead()); when
  *		it does not, allocators zero the dirty blocks they take
  * @zero_stats:	what zeroing has cost so far, in the worker and in faults
- * @spare:	struct som_chunk_bits at hand, so that a chunk whose blocks
+ * @spare:	a struct som_chunk_bits at hand, so that a chunk whose blocks
  *		stop being alike gets one under the lock: every change of a
- *		block's state starts with at least one here (som_pool_stock())
- * @nr_spare:	how many
+ *		block's state starts with one here (som_pool_lock_stocked()).
+ *		Only one is kept, so that once any block has changed state
+ *		(and after a source leaves) a pool at rest with no chunk's
+ *		blocks differing holds exactly one: its metadata does not
+ *		depend on the order things happened in. While some chunk's
+ *		blocks differ, it holds none from the moment such a chunk
+ *		took it until the next change
  * @nr_bits:	struct som_chunk_bits in use by chunks
  * @poison:	pfn -> record of a poisoned page of the pool (pool_poison.c);
  *		written under @poison_lock, or under @lock when only an
@@ -176,8 +178,7 @@ struct som_pool {
 	struct work_struct zero_work;
 	bool zero_ahead;
 	struct som_zero_stats zero_stats;
-	struct som_chunk_bits *spare[SOM_POOL_SPARE_BITS];
-	unsigned int nr_spare;
+	struct som_chunk_bits *spare;
 	unsigned long nr_bits;
 	struct xarray poison;
 	struct mutex poison_lock;	/* see above */

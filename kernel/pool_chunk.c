@@ -4,7 +4,7 @@
  *
  * A chunk whose 512 blocks are all alike (all allocated, all free and
  * zeroed, all free and dirty) is described by its counts alone; one whose
- * blocks differ has a struct som_chunk_bits, taken from the pool's spares
+ * blocks differ has a struct som_chunk_bits, taken from the pool's spare
  * under the pool lock (som_pool_lock_stocked() makes sure one is there
  * before any block changes state) and given back when the blocks are all
  * alike again.
@@ -106,14 +106,14 @@ int som_pool_lock_stocked(struct som_pool *pool, gfp_t gfp)
 
 	might_sleep_if(gfpflags_allow_blocking(gfp));
 	spin_lock(&pool->lock);
-	while (!pool->nr_spare) {
+	while (!pool->spare) {
 		spin_unlock(&pool->lock);
 		bits = kmem_cache_alloc(som_chunk_bits_cache, gfp);
 		if (!bits)
 			return -ENOMEM;
 		spin_lock(&pool->lock);
-		if (pool->nr_spare < SOM_POOL_SPARE_BITS)
-			pool->spare[pool->nr_spare++] = bits;
+		if (!pool->spare)
+			pool->spare = bits;
 		else
 			kmem_cache_free(som_chunk_bits_cache, bits);
 	}
@@ -130,8 +130,8 @@ void som_chunk_drop_bits(struct som_pool *pool, struct som_chunk *chunk)
 		return;
 	chunk->bits = NULL;
 	pool->nr_bits--;
-	if (pool->nr_spare < SOM_POOL_SPARE_BITS)
-		pool->spare[pool->nr_spare++] = bits;
+	if (!pool->spare)
+		pool->spare = bits;
 	else
 		kmem_cache_free(som_chunk_bits_cache, bits);
 }
@@ -149,9 +149,10 @@ void som_chunk_set_block(struct som_pool *pool, struct som_chunk *chunk,
 
 	lockdep_assert_held(&pool->lock);
 	if (!bits) {
-		if (WARN_ON_ONCE(!pool->nr_spare))
+		if (WARN_ON_ONCE(!pool->spare))
 			return;
-		bits = pool->spare[--pool->nr_spare];
+		bits = pool->spare;
+		pool->spare = NULL;
 		if (chunk->nr_free)
 			bitmap_fill(bits->free, SOM_BLOCKS_PER_CHUNK);
 		else

@@ -30,7 +30,7 @@ struct som_fault_stats {
  * struct som_metadata - what som spends describing memory, in bytes
  * @total:	all of the below
  * @chunks:	the pool's chunk descriptors, one per GiB in the pool
- * @chunk_bits:	the bits of chunks whose blocks differ, and spares
+ * @chunk_bits:	the bits of chunks whose blocks differ, and the one spare
  * @pool:	the pool and its per-node sets
  * @sources:	the sources' descriptors
  * @source_tables: their chunk tables, an address per chunk

@@ -178,6 +178,11 @@ TEST_F(metadata, slab_parts_match_slabinfo)
 	for (off = 0; off < 256 * MiB; off += 2 * MiB)
 		for (i = 0; i < 2; i++)
 			p[i][off] = 1;
+	/*
+	 * The zeroing worker changes chunks' bits, allocating and freeing
+	 * them outside the pool lock: it must be done before the two reads.
+	 */
+	ASSERT_EQ(0, som_wait_all_zeroed(600));
 	som_meta_read(&m);
 	want[0] = m.chunks;
 	want[1] = m.chunk_bits;

@@ -352,6 +352,24 @@ static inline double som_seconds(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/*
+ * Wait up to @seconds for the zeroing worker to have zeroed every free
+ * and reserved block: from then on it changes nothing (no block's state,
+ * no per-block bits) until memory is freed again. 0, or -1 on timeout.
+ */
+static inline int som_wait_all_zeroed(int seconds)
+{
+	double end = som_seconds() + seconds;
+
+	while (som_stat("zeroed_bytes") !=
+	       som_stat("free_bytes") + som_stat("reserved_bytes")) {
+		if (som_seconds() > end)
+			return -1;
+		usleep(10 * 1000);
+	}
+	return 0;
+}
+
 /* A duration from environment variable @name: @def if unset, at most @max. */
 static inline int som_env_seconds(const char *name, int def, int max)
 {
