@@ -98,6 +98,8 @@ void som_chunk_count(struct som_pool *pool, struct som_chunk *chunk,
 		return;
 	set->nr_free += nr_free;
 	set->nr_dirty += nr_dirty;
+	if (nr_free)
+		som_pool_check_low(pool);
 }
 
 /**
@@ -185,6 +187,7 @@ int som_pool_insert(struct som_pool *pool, struct list_head *chunks)
 		som_chunk_set(pool, chunk)->nr_dirty += SOM_BLOCKS_PER_CHUNK;
 	}
 	list_splice_tail_init(chunks, &pool->chunks);
+	som_pool_check_low(pool);
 	spin_unlock(&pool->lock);
 
 	queue_work(system_dfl_wq, &pool->zero_work);
@@ -425,6 +428,10 @@ int som_pool_init(struct som_pool *pool)
 	pool->nr_chunks = 0;
 	pool->spare = NULL;
 	pool->nr_bits = 0;
+	pool->free_low_bytes = 0;
+	pool->low = false;
+	pool->low_events = 0;
+	pool->low_kn = NULL;
 	memset(&pool->zero_stats, 0, sizeof(pool->zero_stats));
 	pool->zeroing = SOM_NO_BLOCK;
 	init_waitqueue_head(&pool->zero_wait);

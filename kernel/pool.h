@@ -18,6 +18,8 @@
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
 
+struct kernfs_node;
+
 #define SOM_CHUNK_SHIFT		PUD_SHIFT
 #define SOM_BLOCK_SHIFT		PMD_SHIFT
 #define SOM_CHUNK_SIZE		BIT(SOM_CHUNK_SHIFT)
@@ -166,6 +168,11 @@ struct som_zero_stats {
  * @claims:	every claim registered with som_pool_add_claim(): a memory
  *		error that takes a promised free block finds the claim to
  *		give up that promise here
+ * @free_low_bytes: the low watermark of free memory, 0 for none
+ *		(pool_low.c)
+ * @low:	whether free memory is under it
+ * @low_events:	how many times it went under it
+ * @low_kn:	the kernfs file notified when @low changes, or NULL
  */
 struct som_pool {
 	spinlock_t lock;		/* see above */
@@ -183,6 +190,10 @@ struct som_pool {
 	struct xarray poison;
 	struct mutex poison_lock;	/* see above */
 	struct list_head claims;
+	u64 free_low_bytes;
+	bool low;
+	u64 low_events;
+	struct kernfs_node *low_kn;
 };
 
 /* How a claim places its blocks on nodes: the values of SOM_POLICY_*. */
@@ -349,6 +360,9 @@ unsigned long som_pool_alloc_chunk(struct som_pool *pool,
 				   struct som_claim *claim, pgoff_t idx);
 void som_pool_free_block(struct som_pool *pool, unsigned long bfn);
 void som_pool_set_zero_ahead(struct som_pool *pool, bool on);
+void som_pool_set_free_low(struct som_pool *pool, u64 bytes);
+bool som_pool_get_low(struct som_pool *pool, u64 *bytes, u64 *events);
+void som_pool_set_low_file(struct som_pool *pool, struct kernfs_node *kn);
 bool som_pool_zero_ahead(struct som_pool *pool);
 void *som_pool_block_vaddr(struct som_pool *pool, unsigned long bfn);
 int som_pool_block_node(struct som_pool *pool, unsigned long bfn,

@@ -201,6 +201,7 @@ int som_pool_reserve(struct som_pool *pool, struct som_claim *claim,
 		claim->node_reserved[nid] += k;
 		nr -= k;
 	}
+	som_pool_check_low(pool);
 	spin_unlock(&pool->lock);
 	return 0;
 }
@@ -298,6 +299,7 @@ void som_pool_unreserve(struct som_pool *pool, struct som_claim *claim,
 		som_pool_set(pool, nid, claim->unmovable)->nr_reserved -= k;
 		nr -= k;
 	}
+	som_pool_check_low(pool);
 	spin_unlock(&pool->lock);
 }
 EXPORT_SYMBOL_IF_KUNIT(som_pool_unreserve);

@@ -35,6 +35,9 @@ unsigned long som_set_spare(const struct som_pool_set *set);
 void som_chunk_count(struct som_pool *pool, struct som_chunk *chunk,
 		     long nr_free, long nr_dirty);
 
+/* pool_low.c: the low watermark of free memory */
+void som_pool_check_low(struct som_pool *pool);
+
 /* pool_chunk.c: the state of one chunk's blocks */
 bool som_chunk_is_free(const struct som_chunk *chunk, unsigned int i);
 bool som_chunk_is_dirty(const struct som_chunk *chunk, unsigned int i);

@@ -454,6 +454,59 @@ static void som_pool_test_a_pool_at_rest_keeps_one_spare(struct kunit *test)
 	}
 }
 
+/*
+ * The low watermark of free memory follows what is free: a reservation
+ * and a block taken without one (a mover's) take the pool under it, and
+ * giving them back brings it over again. Each crossing down counts.
+ */
+static void som_pool_test_low_watermark_follows_free_memory(struct kunit *test)
+{
+	u64 wm = som_test_total() - SOM_BLOCK_SIZE, bytes, before, events;
+	unsigned long bfn;
+
+	KUNIT_EXPECT_FALSE(test, som_pool_get_low(&som_test_pool, &bytes,
+						  &before));
+	KUNIT_EXPECT_EQ(test, 0, bytes);
+	som_pool_set_free_low(&som_test_pool, wm);
+	KUNIT_EXPECT_FALSE(test, som_pool_get_low(&som_test_pool, &bytes,
+						  &events));
+	KUNIT_EXPECT_EQ(test, wm, bytes);
+
+	/* One block under the watermark is still at it: not low. */
+	KUNIT_ASSERT_EQ(test, 0, som_test_reserve(1));
+	KUNIT_EXPECT_FALSE(test, som_pool_get_low(&som_test_pool, &bytes,
+						  &events));
+	KUNIT_ASSERT_EQ(test, 0, som_test_reserve(1));
+	KUNIT_EXPECT_TRUE(test, som_pool_get_low(&som_test_pool, &bytes,
+						 &events));
+	som_test_unreserve(2);
+	KUNIT_EXPECT_FALSE(test, som_pool_get_low(&som_test_pool, &bytes,
+						  &events));
+
+	bfn = som_pool_alloc_spare(&som_test_pool, &som_test_claim, 0, false);
+	KUNIT_ASSERT_TRUE(test, som_test_owns(bfn));
+	__set_bit(som_test_index(bfn), som_test_taken);
+	KUNIT_EXPECT_FALSE(test, som_pool_get_low(&som_test_pool, &bytes,
+						  &events));
+	KUNIT_ASSERT_EQ(test, 0, som_test_reserve(1));
+	KUNIT_EXPECT_TRUE(test, som_pool_get_low(&som_test_pool, &bytes,
+						 &events));
+	som_test_free_block(bfn);
+	KUNIT_EXPECT_FALSE(test, som_pool_get_low(&som_test_pool, &bytes,
+						  &events));
+	som_test_unreserve(1);
+	KUNIT_EXPECT_EQ(test, before + 2, events);
+
+	/* Over what is free: low at once; 0: off. */
+	som_pool_set_free_low(&som_test_pool, som_test_total() + 1);
+	KUNIT_EXPECT_TRUE(test, som_pool_get_low(&som_test_pool, &bytes,
+						 &events));
+	som_pool_set_free_low(&som_test_pool, 0);
+	KUNIT_EXPECT_FALSE(test, som_pool_get_low(&som_test_pool, &bytes,
+						  &events));
+	KUNIT_EXPECT_EQ(test, before + 3, events);
+}
+
 static void som_pool_test_contains_finds_overlaps(struct kunit *test)
 {
 	const u64 end = som_test_total();
@@ -724,6 +777,7 @@ static void som_pool_test_exit(struct kunit *test)
 	som_test_unreserve_for(&som_test_other, som_test_other.nr_reserved);
 	som_test_policy(&som_test_claim, SOM_CLAIM_LOCAL, 0, false);
 	som_test_policy(&som_test_other, SOM_CLAIM_LOCAL, 0, false);
+	som_pool_set_free_low(&som_test_pool, 0);
 	if (som_test_last_nid || som_test_last_unmovable)
 		KUNIT_EXPECT_EQ(test, 0, som_test_move_last(0, false));
 	KUNIT_EXPECT_EQ_MSG(test, 0, left, "blocks the case did not free");
@@ -802,6 +856,7 @@ static struct kunit_case som_pool_test_cases[] = {
 	KUNIT_CASE(som_pool_test_alloc_chunk_needs_a_whole_free_chunk),
 	KUNIT_CASE(som_pool_test_a_freed_block_comes_back_zeroed),
 	KUNIT_CASE(som_pool_test_a_pool_at_rest_keeps_one_spare),
+	KUNIT_CASE(som_pool_test_low_watermark_follows_free_memory),
 	KUNIT_CASE(som_pool_test_contains_finds_overlaps),
 	KUNIT_CASE(som_pool_test_block_vaddr_only_for_its_blocks),
 	KUNIT_CASE(som_pool_test_remove_refuses_chunks_in_use),

@@ -65,27 +65,29 @@ int som_pool_isolate_owner_locked(struct som_pool *pool,
 				  const void *owner)
 {
 	struct som_chunk *chunk;
+	bool ok;
 
 	lockdep_assert_held(&pool->lock);
 	list_for_each_entry(chunk, &pool->chunks, list)
 		if (chunk->owner == owner && chunk->assembling)
 			return -EBUSY;
+	/*
+	 * A trial, on the sets' counts alone: it must not look like free
+	 * memory coming and going (som_pool_check_low()).
+	 */
 	list_for_each_entry(chunk, &pool->chunks, list)
 		if (chunk->owner == owner && !chunk->isolated)
-			som_chunk_count(pool, chunk, -(long)chunk->nr_free, 0);
-	if (som_pool_covers_reservations(pool)) {
-		list_for_each_entry(chunk, &pool->chunks, list) {
-			if (chunk->owner != owner || chunk->isolated)
-				continue;
-			som_chunk_count(pool, chunk, chunk->nr_free, 0);
+			som_chunk_set(pool, chunk)->nr_free -= chunk->nr_free;
+	ok = som_pool_covers_reservations(pool);
+	list_for_each_entry(chunk, &pool->chunks, list)
+		if (chunk->owner == owner && !chunk->isolated)
+			som_chunk_set(pool, chunk)->nr_free += chunk->nr_free;
+	if (!ok)
+		return -EBUSY;
+	list_for_each_entry(chunk, &pool->chunks, list)
+		if (chunk->owner == owner && !chunk->isolated)
 			som_chunk_isolate(pool, chunk);
-		}
-		return 0;
-	}
-	list_for_each_entry(chunk, &pool->chunks, list)
-		if (chunk->owner == owner && !chunk->isolated)
-			som_chunk_count(pool, chunk, chunk->nr_free, 0);
-	return -EBUSY;
+	return 0;
 }
 
 /**

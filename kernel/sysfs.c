@@ -3,7 +3,8 @@
  * /sys/kernel/mm/som: the pool's counters, one value per file, for the
  * whole pool and per NUMA node (nodes/nodeN/); add_range and
  * remove_source for administrators; migration/, compaction's controls
- * and what migrations have done; the sources live in sources/
+ * and what migrations have done; the low watermark of free memory,
+ * whose free_low file poll() waits on; the sources live in sources/
  * (source.c), metadata/ in metadata.c. Nothing here shows a physical
  * address.
  */
@@ -296,6 +297,58 @@ static ssize_t zero_ahead_store(struct kobject *kobj,
 
 static struct kobj_attribute zero_ahead_attr = __ATTR_RW(zero_ahead);
 
+/* The low watermark of free memory (pool_low.c); free_low is pollable. */
+static struct kernfs_node *som_free_low_kn;
+
+static ssize_t free_low_bytes_show(struct kobject *kobj,
+				   struct kobj_attribute *attr, char *buf)
+{
+	u64 bytes, events;
+
+	som_pool_get_low(&som_pool, &bytes, &events);
+	return sysfs_emit(buf, "%llu\n", bytes);
+}
+
+static ssize_t free_low_bytes_store(struct kobject *kobj,
+				    struct kobj_attribute *attr,
+				    const char *buf, size_t count)
+{
+	u64 bytes;
+	int err;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	err = kstrtou64(buf, 0, &bytes);
+	if (err)
+		return err;
+	som_pool_set_free_low(&som_pool, bytes);
+	return count;
+}
+
+static struct kobj_attribute free_low_bytes_attr = __ATTR_RW(free_low_bytes);
+
+static ssize_t free_low_show(struct kobject *kobj,
+			     struct kobj_attribute *attr, char *buf)
+{
+	u64 bytes, events;
+
+	return sysfs_emit(buf, "%d\n",
+			  som_pool_get_low(&som_pool, &bytes, &events));
+}
+
+static struct kobj_attribute free_low_attr = __ATTR_RO(free_low);
+
+static ssize_t free_low_events_show(struct kobject *kobj,
+				    struct kobj_attribute *attr, char *buf)
+{
+	u64 bytes, events;
+
+	som_pool_get_low(&som_pool, &bytes, &events);
+	return sysfs_emit(buf, "%llu\n", events);
+}
+
+static struct kobj_attribute free_low_events_attr = __ATTR_RO(free_low_events);
+
 static ssize_t compact_rate_show(struct kobject *kobj,
 				 struct kobj_attribute *attr, char *buf)
 {
@@ -377,6 +430,9 @@ static struct attribute *som_pool_attrs[] = {
 	&som_zero_fault_bytes.attr.attr,
 	&som_zero_fault_ns.attr.attr,
 	&zero_ahead_attr.attr,
+	&free_low_bytes_attr.attr,
+	&free_low_attr.attr,
+	&free_low_events_attr.attr,
 	&add_range_attr.attr,
 	&remove_source_attr.attr,
 	NULL,
@@ -504,6 +560,8 @@ int som_sysfs_init(void)
 	err = som_sources_init(som_kobj);
 	if (err)
 		goto err_nodes_exit;
+	som_free_low_kn = sysfs_get_dirent(som_kobj->sd, "free_low");
+	som_pool_set_low_file(&som_pool, som_free_low_kn);
 	return 0;
 
 err_nodes_exit:
@@ -524,6 +582,9 @@ err_put_mm:
  */
 void som_sysfs_exit(void)
 {
+	som_pool_set_low_file(&som_pool, NULL);
+	kernfs_put(som_free_low_kn);
+	som_free_low_kn = NULL;
 	/* First add_range and remove_source, waiting for their writers. */
 	sysfs_remove_groups(som_kobj, som_groups);
 	som_sources_exit();
