@@ -203,6 +203,7 @@ TEST_F(load, somctl_without_the_module)
 		"status", "status --json", "--json status", "ps", "ps 1 --json",
 		"ages", "add reserved 1G@4G", "add hugetlb 1 --node 0", "add buddy 1",
 		"add dax dax0.0", "remove reserved@0x100000000", "compact",
+		"status --prometheus",
 	};
 	static const char *const bad[] = {
 		"", "frobnicate", "--bogus status", "-x ps", "status extra",
@@ -213,6 +214,8 @@ TEST_F(load, somctl_without_the_module)
 		"add buddy 1 --node 1024", "add buddy 1 --name bad/name",
 		"add dax dax0.0 --name x", "add dax ../dax0.0", "remove",
 		"remove a b", "remove bad/name", "compact now", "--count",
+		"status --prometheus --json", "status --prometheus --watch",
+		"ps --prometheus",
 	};
 	static char out[4096], err[4096];
 	unsigned int i;

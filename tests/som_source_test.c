@@ -626,7 +626,8 @@ TEST_F(source, unmovable_chunks_are_kept_apart)
 
 /*
  * somctl's views: status --json agrees with sysfs, ps finds this process
- * with its entries (options before or after the arguments), add --wait
+ * with its entries and the memory it owns (options before or after the
+ * arguments), add --wait
  * waits for the zeroing, and the errors say what went wrong.
  */
 TEST_F(source, somctl_reports_pool_and_processes)
@@ -665,6 +666,9 @@ TEST_F(source, somctl_reports_pool_and_processes)
 	snprintf(want, sizeof(want), "\"pid\": %d, ", getpid());
 	EXPECT_NE(NULL, strstr(out, want));
 	EXPECT_NE(NULL, strstr(out, "\"entries\": {\"1g\": 0, \"2m\": 1, \"4k\": 0}"));
+	/* The block it owns, and its cgroup as /proc has it. */
+	EXPECT_NE(NULL, strstr(out, "\"owned_bytes\": 2097152, \"rss_bytes\": "));
+	EXPECT_NE(NULL, strstr(out, "\"cgroup\": \""));
 	/* Options after the arguments, and before the command. */
 	snprintf(cmd, sizeof(cmd), "somctl ps %d --json", getpid());
 	ASSERT_EQ(0, som_capture(cmd, out, sizeof(out)));

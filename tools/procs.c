@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * somctl ps: which processes map som memory and with which entry sizes,
- * as numastat -p shows ordinary memory per node. The kernel counts it
- * (SOM_IOC_PROC_USAGE): smaps does not walk PFN-mapped memory. Looking at
- * any process but one's own needs CAP_SYS_PTRACE.
+ * as numastat -p shows ordinary memory per node, and how much of it each
+ * owns, next to its RSS and its cgroup. The kernel counts it
+ * (SOM_IOC_PROC_USAGE, SOM_IOC_PROC_AGES): smaps does not walk
+ * PFN-mapped memory, and RSS leaves it out. Looking at any process but
+ * one's own needs CAP_SYS_PTRACE.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -25,6 +27,69 @@ static int usage_of(int dev, int pid, struct som_proc_usage *u)
 	memset(u, 0, sizeof(*u));
 	u->pid = pid;
 	return ioctl(dev, SOM_IOC_PROC_USAGE, u) ? errno : 0;
+}
+
+/*
+ * The som memory @pid owns (the regions whose first mapping it made), all
+ * ages together; 0 if it cannot be asked.
+ */
+static unsigned long long owned_by(int dev, int pid)
+{
+	unsigned long long sum = 0;
+	struct som_proc_ages a;
+	int i;
+
+	memset(&a, 0, sizeof(a));
+	a.pid = pid;
+	if (ioctl(dev, SOM_IOC_PROC_AGES, &a))
+		return 0;
+	for (i = 0; i < SOM_AGE_NR; i++)
+		sum += a.idle_bytes[i];
+	return sum;
+}
+
+/* VmRSS of @pid in bytes (0 for a kernel thread or a process gone). */
+static unsigned long long rss_of(int pid)
+{
+	unsigned long long kb = 0;
+	char path[64], line[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmRSS: %llu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb * 1024;
+}
+
+/*
+ * The cgroup (v2) of @pid, "-" without one; made safe for JSON if @json
+ * (a path may hold any byte but '/' and NUL).
+ */
+static void cgroup_of(int pid, char *buf, size_t len, int json)
+{
+	char path[64], line[4096], *p;
+	FILE *f;
+
+	snprintf(buf, len, "-");
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "0::", 3)) {
+			line[strcspn(line, "\n")] = '\0';
+			snprintf(buf, len, "%s", line + 3);
+			break;
+		}
+	fclose(f);
+	for (p = buf; json && *p; p++)
+		if (*p == '"' || *p == '\\' || !isprint((unsigned char)*p))
+			*p = '?';
 }
 
 /* The command name of @pid, made safe for JSON if @json; "?" if gone. */
@@ -55,32 +120,36 @@ int pid_arg(const char *s)
 	return (int)pid;
 }
 
-static void print_one(int pid, const struct som_proc_usage *u, int json,
-		      int first)
+static void print_one(int dev, int pid, const struct som_proc_usage *u,
+		      int json, int first)
 {
 	unsigned long long mapped = u->entries_1g * GIB +
 				    u->entries_2m * (2ULL << 20) +
 				    u->entries_4k * 4096;
-	char comm[64], a[32], b[32];
+	unsigned long long owned = owned_by(dev, pid), rss = rss_of(pid);
+	char comm[64], cgroup[4096], a[32], b[32], c[32], d[32];
 
 	proc_comm(pid, comm, sizeof(comm), json);
+	cgroup_of(pid, cgroup, sizeof(cgroup), json);
 	if (json) {
-		printf("%s\n  {\"pid\": %d, \"comm\": \"%s\", \"mappings\": %llu, \"som_bytes\": %llu, \"entry_bytes\": %llu, \"entries\": {\"1g\": %llu, \"2m\": %llu, \"4k\": %llu}}",
+		printf("%s\n  {\"pid\": %d, \"comm\": \"%s\", \"mappings\": %llu, \"som_bytes\": %llu, \"entry_bytes\": %llu, \"entries\": {\"1g\": %llu, \"2m\": %llu, \"4k\": %llu}, \"owned_bytes\": %llu, \"rss_bytes\": %llu, \"cgroup\": \"%s\"}",
 		       first ? "" : ",", pid, comm,
 		       (unsigned long long)u->mappings,
 		       (unsigned long long)u->mapped_bytes, mapped,
 		       (unsigned long long)u->entries_1g,
 		       (unsigned long long)u->entries_2m,
-		       (unsigned long long)u->entries_4k);
+		       (unsigned long long)u->entries_4k, owned, rss, cgroup);
 		return;
 	}
 	gib_str(u->mapped_bytes, a, sizeof(a));
 	gib_str(mapped, b, sizeof(b));
-	printf("%8d %-16s %8llu %12s %12s %8llu %8llu %8llu\n", pid, comm,
-	       (unsigned long long)u->mappings, a, b,
+	gib_str(owned, c, sizeof(c));
+	gib_str(rss + owned, d, sizeof(d));
+	printf("%8d %-16s %8llu %12s %12s %8llu %8llu %8llu %12s %12s %s\n",
+	       pid, comm, (unsigned long long)u->mappings, a, b,
 	       (unsigned long long)u->entries_1g,
 	       (unsigned long long)u->entries_2m,
-	       (unsigned long long)u->entries_4k);
+	       (unsigned long long)u->entries_4k, c, d, cgroup);
 }
 
 /* ps's row for @pid: none if it is not named and maps no som memory. */
@@ -91,7 +160,7 @@ static int ps_one(int dev, int pid, int named, void *arg)
 	int err = usage_of(dev, pid, &u);
 
 	if (!err && (named || u.mappings))
-		print_one(pid, &u, w->json, !w->shown++);
+		print_one(dev, pid, &u, w->json, !w->shown++);
 	return err;
 }
 
@@ -157,8 +226,9 @@ void ps_cmd(const struct cmdline *cl)
 	if (w.json)
 		printf("[");
 	else
-		printf("%8s %-16s %8s %12s %12s %8s %8s %8s\n", "pid", "command",
-		       "mappings", "som", "mapped", "1G", "2M", "4K");
+		printf("%8s %-16s %8s %12s %12s %8s %8s %8s %12s %12s %s\n",
+		       "pid", "command", "mappings", "som", "mapped", "1G",
+		       "2M", "4K", "owned", "rss+owned", "cgroup");
 	failed = each_process(cl, dev, ps_one, &w);
 	if (w.json)
 		printf("%s]\n", w.shown ? "\n" : "");

@@ -48,8 +48,10 @@ static const struct command {
 	void (*run)(const struct cmdline *cl);
 	const char *synopsis;	/* lines after "somctl " */
 } commands[] = {
-	{ "status", OPT_JSON | OPT_WATCH | OPT_COUNT, 0, 0, status_cmd,
-	  "status [--json] [--watch[=SECONDS] [--count=N]]" },
+	{ "status", OPT_JSON | OPT_WATCH | OPT_COUNT | OPT_PROMETHEUS, 0, 0,
+	  status_cmd,
+	  "status [--json] [--watch[=SECONDS] [--count=N]]\n"
+	  "status --prometheus" },
 	{ "ps", OPT_JSON, 0, INT_MAX, ps_cmd,
 	  "ps [--json] [PID...]" },
 	{ "ages", OPT_JSON, 0, INT_MAX, ages_cmd,
@@ -77,6 +79,7 @@ static const struct option options[] = {
 	{ "unmovable", no_argument, NULL, 'u' },
 	{ "name", required_argument, NULL, 'N' },
 	{ "wait", no_argument, NULL, 'w' },
+	{ "prometheus", no_argument, NULL, 'P' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -321,6 +324,9 @@ static void parse(int argc, char **argv, struct cmdline *cl)
 			break;
 		case 'w':
 			cl->given |= OPT_WAIT;
+			break;
+		case 'P':
+			cl->given |= OPT_PROMETHEUS;
 			break;
 		case 'h':
 			usage(stdout);

@@ -17,6 +17,7 @@
 #define OPT_UNMOVABLE	(1U << 4)
 #define OPT_NAME	(1U << 5)
 #define OPT_WAIT	(1U << 6)
+#define OPT_PROMETHEUS	(1U << 7)
 
 /*
  * A command line, options and arguments apart: options may come before
@@ -51,6 +52,9 @@ void gib_str(unsigned long long bytes, char *buf, size_t len);
 
 /* status.c */
 void status_cmd(const struct cmdline *cl);
+
+/* prometheus.c */
+void print_prometheus(void);
 
 /* procs.c */
 struct procs_walk {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * somctl status: the pool as an aligned table (all, per node, per source)
- * or as JSON, once or every few seconds (--watch). Everything comes from
+ * or as JSON, once or every few seconds (--watch); --prometheus is
+ * prometheus.c's. Everything comes from
  * /sys/kernel/mm/som (Documentation/ABI/testing/sysfs-kernel-mm-som).
  */
 #define _GNU_SOURCE
@@ -140,9 +141,17 @@ static void print_table(void)
 	       counter(NULL, "metadata_bytes"), a, counter(NULL, "faults_pud"),
 	       counter(NULL, "faults_pmd"), counter(NULL, "faults_pte"));
 	gib_str(counter(NULL, "retired_bytes"), a, sizeof(a));
-	printf("memory errors: %llu, in %llu pages; retired: %s\n\n",
+	printf("memory errors: %llu, in %llu pages; retired: %s\n",
 	       counter(NULL, "poison_events"), counter(NULL, "poisoned_pages"),
 	       a);
+	if (counter(NULL, "free_low_bytes")) {
+		gib_str(counter(NULL, "free_low_bytes"), a, sizeof(a));
+		printf("low watermark of free memory: %s; free memory is %s it (went under %llu times)\n\n",
+		       a, counter(NULL, "free_low") ? "under" : "over",
+		       counter(NULL, "free_low_events"));
+	} else {
+		printf("low watermark of free memory: none\n\n");
+	}
 
 	printf("%-24s %-9s %-6s %8s %10s %11s %7s %6s %10s\n", "source",
 	       "kind", "nodes", "size", "used", "struct_page", "movable",
@@ -182,9 +191,13 @@ static void print_json(void)
 	printf(", \"faults\": {\"1g\": %llu, \"2m\": %llu, \"4k\": %llu}",
 	       counter(NULL, "faults_pud"), counter(NULL, "faults_pmd"),
 	       counter(NULL, "faults_pte"));
-	printf(", \"memory_errors\": {\"events\": %llu, \"pages\": %llu, \"retired_bytes\": %llu}},\n",
+	printf(", \"memory_errors\": {\"events\": %llu, \"pages\": %llu, \"retired_bytes\": %llu}",
 	       counter(NULL, "poison_events"), counter(NULL, "poisoned_pages"),
 	       counter(NULL, "retired_bytes"));
+	printf(", \"free_low\": {\"watermark_bytes\": %llu, \"low\": %s, \"events\": %llu}},\n",
+	       counter(NULL, "free_low_bytes"),
+	       counter(NULL, "free_low") ? "true" : "false",
+	       counter(NULL, "free_low_events"));
 	printf(" \"nodes\": {");
 	for (i = 0; i < nr_nodes; i++) {
 		printf("%s\"%s\": {", i ? ", " : "", nodes[i] + 4);
@@ -209,7 +222,14 @@ void status_cmd(const struct cmdline *cl)
 
 	if ((cl->given & OPT_COUNT) && !watch)
 		usage_error("--count=%d: only with --watch", cl->count);
+	/* One exposition is one scrape: a file a collector reads whole. */
+	if ((cl->given & OPT_PROMETHEUS) && (json || watch))
+		usage_error("--prometheus: not with --json or --watch");
 	need_sysfs();
+	if (cl->given & OPT_PROMETHEUS) {
+		print_prometheus();
+		return;
+	}
 	for (n = 0;; n++) {
 		/* On a terminal, each round replaces the last. */
 		if (watch && isatty(STDOUT_FILENO))

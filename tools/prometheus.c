@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * somctl status --prometheus: the pool in the Prometheus text exposition
+ * format (version 0.0.4), for node_exporter's textfile collector or any
+ * scraper: each metric with its HELP and TYPE lines, then its samples;
+ * the pool's figures without labels, each node's with node="N", each
+ * source's with source="NAME". Everything comes from /sys/kernel/mm/som.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <linux/som.h>
+
+#include "somctl.h"
+
+/* A metric: its name, its type and what it is. */
+struct metric {
+	const char *name;
+	const char *type;	/* "gauge" or "counter" */
+	const char *help;
+};
+
+static void header(const struct metric *m)
+{
+	printf("# HELP %s %s\n# TYPE %s %s\n", m->name, m->help, m->name,
+	       m->type);
+}
+
+/* A label value, escaped as the format wants (\\, \" and \n). */
+static void label_value(const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\' || *s == '"')
+			printf("\\%c", *s);
+		else if (*s == '\n')
+			printf("\\n");
+		else
+			putchar(*s);
+	}
+}
+
+/* One sample of @name, with one label or none. */
+static void sample(const char *name, const char *label, const char *value,
+		   unsigned long long v)
+{
+	printf("%s", name);
+	if (label) {
+		printf("{%s=\"", label);
+		label_value(value);
+		printf("\"}");
+	}
+	printf(" %llu\n", v);
+}
+
+/*
+ * /sys/kernel/mm/som/@dir/@file (@dir may be NULL) as a number into @v;
+ * 0, or -1 if it cannot be read (a module without that file): the sample
+ * is then left out rather than shown as 0.
+ */
+static int sysfs_u64(const char *dir, const char *file, unsigned long long *v)
+{
+	char path[PATH_MAX], buf[64], *end;
+
+	snprintf(path, sizeof(path), SYSFS "%s%s/%s", dir ? "/" : "",
+		 dir ? dir : "", file);
+	if (!read_line(path, buf, sizeof(buf)))
+		return -1;
+	*v = strtoull(buf, &end, 10);
+	return end == buf ? -1 : 0;
+}
+
+/* A sample whose value is a file's, if the file can be read. */
+static void sample_file(const char *name, const char *label,
+			const char *value, const char *dir, const char *file)
+{
+	unsigned long long v;
+
+	if (!sysfs_u64(dir, file, &v))
+		sample(name, label, value, v);
+}
+
+/* The pool's figures, and each node's where the node has them too. */
+static const struct {
+	struct metric m;
+	const char *file;
+	int per_node;
+} pool_metrics[] = {
+	{ { "som_total_bytes", "gauge", "Memory in the pool." },
+	  "total_bytes", 1 },
+	{ { "som_free_bytes", "gauge", "Free memory no mapping has reserved." },
+	  "free_bytes", 1 },
+	{ { "som_reserved_bytes", "gauge",
+	    "Free memory reserved by mappings, not touched yet." },
+	  "reserved_bytes", 1 },
+	{ { "som_zeroed_bytes", "gauge",
+	    "Free or reserved memory already zeroed." },
+	  "zeroed_bytes", 1 },
+	{ { "som_unmovable_total_bytes", "gauge",
+	    "Memory in the pool's unmovable chunks." },
+	  "unmovable_total_bytes", 1 },
+	{ { "som_unmovable_free_bytes", "gauge",
+	    "Free memory in unmovable chunks." },
+	  "unmovable_free_bytes", 1 },
+	{ { "som_memory_errors_total", "counter",
+	    "Memory errors reported in the pool's memory." },
+	  "poison_events", 1 },
+	{ { "som_poisoned_pages", "gauge", "4 KiB pages with a memory error." },
+	  "poisoned_pages", 1 },
+	{ { "som_retired_bytes", "gauge",
+	    "Memory the pool retired for memory errors." },
+	  "retired_bytes", 1 },
+	{ { "som_metadata_bytes", "gauge",
+	    "Everything som allocates to describe its memory." },
+	  "metadata_bytes", 0 },
+	{ { "som_free_low_bytes", "gauge",
+	    "The low watermark of free memory (0: none)." },
+	  "free_low_bytes", 0 },
+	{ { "som_free_low", "gauge",
+	    "1 while free memory is under the low watermark." },
+	  "free_low", 0 },
+	{ { "som_free_low_events_total", "counter",
+	    "Times free memory went under the low watermark." },
+	  "free_low_events", 0 },
+};
+
+#define NR_POOL_METRICS (sizeof(pool_metrics) / sizeof(pool_metrics[0]))
+
+/* Counters with one label, each value from its own file. */
+static const struct metric faults = {
+	"som_faults_total", "counter", "Page faults on som memory, by entry size."
+};
+static const struct metric zero_bytes = {
+	"som_zeroing_bytes_total", "counter",
+	"Memory zeroed, by the worker ahead of time or in faults."
+};
+static const struct metric zero_seconds = {
+	"som_zeroing_seconds_total", "counter",
+	"CPU time spent zeroing, by the worker or in faults."
+};
+static const struct metric idle = {
+	"som_idle_bytes", "gauge",
+	"Memory by aging scans since it was last used (14: 14 or more)."
+};
+static const struct metric source_bytes = {
+	"som_source_bytes", "gauge", "Memory each source gave the pool."
+};
+static const struct metric source_used = {
+	"som_source_used_bytes", "gauge", "Memory of each source in use."
+};
+
+static const char *const migration[] = {
+	"blocks_moved", "bytes_copied", "blocks_evacuated", "blocks_placed",
+	"gib_assembled", "compact_runs", "compact_failed",
+};
+
+#define NR_MIGRATION (sizeof(migration) / sizeof(migration[0]))
+
+/* The node numbers of nodes/nodeN, ascending; how many (at most @max). */
+static int node_numbers(int *nid, int max)
+{
+	struct dirent **names;
+	int n, i, nr = 0;
+
+	n = scandir(SYSFS "/nodes", &names, NULL, versionsort);
+	for (i = 0; i < n; i++) {
+		if (!strncmp(names[i]->d_name, "node", 4) && nr < max)
+			nid[nr++] = atoi(names[i]->d_name + 4);
+		free(names[i]);
+	}
+	if (n >= 0)
+		free(names);
+	return nr;
+}
+
+/*
+ * The pool's figures; each node's under a name of its own (som_node_...),
+ * so that summing a metric never counts memory twice.
+ */
+static void print_pool(void)
+{
+	static int nid[SOM_MAX_NODES];
+	int nr = node_numbers(nid, SOM_MAX_NODES), i;
+	char dir[32], num[16], name[64];
+	unsigned int k;
+
+	for (k = 0; k < NR_POOL_METRICS; k++) {
+		const struct metric *m = &pool_metrics[k].m;
+		struct metric node = { name, m->type, NULL };
+		char help[128];
+
+		header(m);
+		sample_file(m->name, NULL, NULL, NULL, pool_metrics[k].file);
+		if (!pool_metrics[k].per_node)
+			continue;
+		snprintf(name, sizeof(name), "som_node_%s", m->name + 4);
+		snprintf(help, sizeof(help), "%s By NUMA node.", m->help);
+		node.help = help;
+		header(&node);
+		for (i = 0; i < nr; i++) {
+			snprintf(dir, sizeof(dir), "nodes/node%d", nid[i]);
+			snprintf(num, sizeof(num), "%d", nid[i]);
+			sample_file(name, "node", num, dir,
+				    pool_metrics[k].file);
+		}
+	}
+}
+
+static void print_activity(void)
+{
+	static const char *const size[] = { "1g", "2m", "4k" };
+	static const char *const file[] = { "faults_pud", "faults_pmd",
+					    "faults_pte" };
+	static const char *const by[] = { "worker", "fault" };
+	char name[64], file_ns[32];
+	unsigned int k;
+
+	unsigned long long ns;
+
+	header(&faults);
+	for (k = 0; k < 3; k++)
+		sample_file(faults.name, "size", size[k], NULL, file[k]);
+	header(&zero_bytes);
+	for (k = 0; k < 2; k++) {
+		snprintf(name, sizeof(name), "zero_%s_bytes", by[k]);
+		sample_file(zero_bytes.name, "by", by[k], NULL, name);
+	}
+	header(&zero_seconds);
+	for (k = 0; k < 2; k++) {
+		snprintf(file_ns, sizeof(file_ns), "zero_%s_ns", by[k]);
+		if (!sysfs_u64(NULL, file_ns, &ns))
+			printf("%s{by=\"%s\"} %llu.%09llu\n",
+			       zero_seconds.name, by[k], ns / 1000000000ULL,
+			       ns % 1000000000ULL);
+	}
+	for (k = 0; k < NR_MIGRATION; k++) {
+		struct metric m = { name, "counter",
+				    "What som's migration did (migration/)." };
+
+		snprintf(name, sizeof(name), "som_migration_%s_total",
+			 migration[k]);
+		header(&m);
+		sample_file(name, NULL, NULL, "migration", migration[k]);
+	}
+}
+
+static void print_ages(void)
+{
+	char line[512], *p = line, *end, age[8];
+	unsigned long long v;
+	int a;
+
+	if (!read_line(SYSFS "/aging/idle_bytes", line, sizeof(line)))
+		return;
+	header(&idle);
+	for (a = 0; a < SOM_AGE_NR; a++, p = end) {
+		v = strtoull(p, &end, 10);
+		if (end == p)
+			die("%s/aging/idle_bytes: not %d numbers", SYSFS,
+			    SOM_AGE_NR);
+		snprintf(age, sizeof(age), "%d", a);
+		sample(idle.name, "age", age, v);
+	}
+}
+
+static void print_sources(void)
+{
+	char dir[PATH_MAX];
+	struct dirent **names;
+	int n, i, pass;
+
+	n = scandir(SYSFS "/sources", &names, NULL, alphasort);
+	for (pass = 0; pass < 2; pass++) {
+		const struct metric *m = pass ? &source_used : &source_bytes;
+
+		header(m);
+		for (i = 0; i < n; i++) {
+			if (names[i]->d_name[0] == '.')
+				continue;
+			snprintf(dir, sizeof(dir), "sources/%s",
+				 names[i]->d_name);
+			sample_file(m->name, "source", names[i]->d_name, dir,
+				    pass ? "used_bytes" : "bytes");
+		}
+	}
+	for (i = 0; i < n; i++)
+		free(names[i]);
+	if (n >= 0)
+		free(names);
+}
+
+void print_prometheus(void)
+{
+	print_pool();
+	print_activity();
+	print_ages();
+	print_sources();
+}
