@@ -155,18 +155,12 @@ TEST_F(low, setting_the_watermark_takes_effect_at_once)
  */
 TEST_F(low, a_source_leaving_crosses_once)
 {
-	struct som_source_args args;
-	uint64_t size, start;
 	long long free, events;
+	int err = add_spare_gib(self->dev, SPARE);
 
-	if (!parse_range(getenv("SOM_SPARE_RANGES"), &size, &start) ||
-	    size != GiB)
+	if (err == -ENODEV)
 		SKIP(return, "no spare 1 GiB range (SOM_SPARE_RANGES)");
-	args_init(&args, SOM_SOURCE_RESERVED);
-	args.start = start;
-	args.size = size;
-	strcpy(args.name, SPARE);
-	ASSERT_EQ(0, src_add(self->dev, &args));
+	ASSERT_EQ(0, err);
 	free = som_stat("free_bytes");
 	events = som_stat("free_low_events");
 	ASSERT_EQ(0, set_watermark(free - 512 * MiB));

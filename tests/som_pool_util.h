@@ -85,6 +85,26 @@ static inline int src_remove(int dev, const char *name)
 	return ioctl(dev, SOM_IOC_SOURCE_REMOVE, &n) ? -errno : 0;
 }
 
+/*
+ * Add the machine's spare 1 GiB reserved range (SOM_SPARE_RANGES) as
+ * source @name: 0, -ENODEV if there is no such range, or the ioctl's
+ * -errno.
+ */
+static inline int add_spare_gib(int dev, const char *name)
+{
+	struct som_source_args a;
+	uint64_t size, start;
+
+	if (!parse_range(getenv("SOM_SPARE_RANGES"), &size, &start) ||
+	    size != 1ULL << 30)
+		return -ENODEV;
+	args_init(&a, SOM_SOURCE_RESERVED);
+	a.start = start;
+	a.size = size;
+	snprintf(a.name, sizeof(a.name), "%s", name);
+	return src_add(dev, &a);
+}
+
 /* Set a policy: @mode over the nodes of @mask, with @flags. */
 static inline int set_policy(int fd, uint32_t mode, uint64_t mask, uint32_t flags)
 {

@@ -240,21 +240,15 @@ TEST_F(trace, faults_reservations_blocks_and_zeroing)
  */
 TEST_F(trace, sources_moves_and_memory_errors)
 {
-	struct som_source_args args;
 	struct som_poison poison;
-	uint64_t size, start;
+	int fd, nid, err;
 	char a[64];
 	char *m;
-	int fd, nid;
 
-	if (!parse_range(getenv("SOM_SPARE_RANGES"), &size, &start) ||
-	    size != GiB)
+	err = add_spare_gib(self->dev, SPARE);
+	if (err == -ENODEV)
 		SKIP(return, "no spare 1 GiB range (SOM_SPARE_RANGES)");
-	args_init(&args, SOM_SOURCE_RESERVED);
-	args.start = start;
-	args.size = size;
-	strcpy(args.name, SPARE);
-	ASSERT_EQ(0, src_add(self->dev, &args));
+	ASSERT_EQ(0, err);
 	EXPECT_EQ(1, tr_count("som_source", " name=" SPARE " ", " add ",
 			      " gib=1 ", " err=0 ", NULL));
 	nid = atoi(src_attr(SPARE, "nodes"));
