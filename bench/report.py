@@ -635,6 +635,63 @@ def meta_table(meta):
 PROGRAM_ALLOCS = ("som", "anon-thp", "anon")
 
 
+AGE_ENTRIES = (("1g", "1 GiB"), ("2m", "2 MiB"), ("4k", "4 KiB"))
+
+
+def age_summary(recs):
+    """som_bench age lines -> per entry size, figures per GiB."""
+    out = {}
+    for entry, _ in AGE_ENTRIES:
+        runs = [d for k, d in recs if k == "age" and d["entry"] == entry]
+        if not runs:
+            continue
+        per_gib = lambda key, scale: stat(
+            [d[key] * GIB / d["bytes"] / scale for d in runs])
+        out[entry] = {
+            "scan_ms_per_gib": per_gib("scan_ns", 1e6),
+            "refaults_per_gib": per_gib("refaults", 1),
+            "warm_ms_per_gib": per_gib("warm_ns", 1e6),
+            "after_ms_per_gib": per_gib("after_ns", 1e6),
+            "touch_ratio": stat([d["after_ns"] / d["warm_ns"] for d in runs
+                                 if d["warm_ns"] > 0]),
+        }
+    return out
+
+
+def age_table(ages):
+    if not ages:
+        return ""
+    out = io.StringIO()
+    p = lambda s="": print(s, file=out)
+    p()
+    p("Aging: one scan of som memory, per GiB".ljust(40) +
+      "scan, ms".rjust(24) + "refaults".rjust(14) +
+      "next touch, ms: warm".rjust(24) + "after the scan".rjust(30) +
+      "x warm".rjust(20))
+    for entry, label in AGE_ENTRIES:
+        a = ages.get(entry)
+        if not a:
+            continue
+        p(f"mapped with {label} entries".ljust(40) +
+          cell(a["scan_ms_per_gib"], 2).rjust(24) +
+          cell(a["refaults_per_gib"], 0).rjust(14) +
+          cell(a["warm_ms_per_gib"], 2).rjust(24) +
+          cell(a["after_ms_per_gib"], 2).rjust(30) +
+          cell(a["touch_ratio"], 1).rjust(20))
+    for note in (
+            "A scan (sysfs aging/scan) looks at which 2 MiB pieces the "
+            "owner's entries map, ages the others and unmaps the entries "
+            "(section 8 of the admin guide): scan is its own clock "
+            "(aging/scan_ns) over 1 GiB (128 MiB for 4 KiB entries, scaled "
+            "to a GiB); refaults: the faults of that entry size the owner's "
+            "next touch took (exact: one per entry); next touch: one write "
+            "per entry, before the scan (warm) and right after it (cold, "
+            "every entry refaulted). Nothing else is mapped from the pool "
+            "meanwhile.",):
+        p(textwrap.fill(note, 100, subsequent_indent="  "))
+    return out.getvalue()
+
+
 def programs_summary(recs):
     """SOMBENCH program lines -> {name: {alloc: {phase: record}}}."""
     out = {}
@@ -736,12 +793,13 @@ def main():
     touches = [d for k, d in recs if k == "touch"]
     meta = meta_summary(recs)
     progs = programs_summary(recs)
-    if not touches and not meta["layouts"] and not progs:
+    ages = age_summary(recs)
+    if not touches and not meta["layouts"] and not progs and not ages:
         print("report: no measurements in " + args.raw, file=sys.stderr)
         return 1
     if not touches:
         os.makedirs(args.out, exist_ok=True)
-        text = meta_table(meta) + programs_table(progs)
+        text = age_table(ages) + meta_table(meta) + programs_table(progs)
         skips = [d for k, d in recs if k in ("skip", "error")]
         if skips:
             text += "\nnot measured: " + "; ".join(
@@ -751,7 +809,7 @@ def main():
         sys.stdout.write(text)
         with open(os.path.join(args.out, "results.json"), "w") as f:
             json.dump({"command": args.command, "host": host,
-                       "metadata": meta, "programs": progs,
+                       "metadata": meta, "programs": progs, "aging": ages,
                        "raw": [dict(d, kind=k) for k, d in recs]}, f,
                       indent=1)
         return 0
@@ -819,7 +877,8 @@ def main():
     skips = [d for k, d in recs if k in ("skip", "error")]
     os.makedirs(args.out, exist_ok=True)
     text = table(summary, sizes, backings, nruns, churn, memcached, info,
-                 touches) + meta_table(meta) + programs_table(progs)
+                 touches) + age_table(ages) + meta_table(meta) + \
+        programs_table(progs)
     if skips:
         text += "\nnot measured: " + "; ".join(
             " ".join(f"{k}={v}" for k, v in d.items()) for d in skips) + "\n"
@@ -836,7 +895,7 @@ def main():
             "alloc_free": {k: {x: v for x, v in c.items() if x != "runs"}
                            for k, c in churn.items()},
             "memcached": memcached, "metadata": meta, "programs": progs,
-            "skipped": skips,
+            "aging": ages, "skipped": skips,
             "raw": [dict(d, kind=k) for k, d in recs],
         }, f, indent=1)
 

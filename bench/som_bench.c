@@ -25,6 +25,9 @@
  *	som's metadata, part by part, with the whole pool empty, mapped
  *	by 1 GiB entries or split into 2 MiB blocks; or (hvo) struct page
  *	with and without HVO (metadata.c)
+ *   som_bench age 1g|2m|4k RUN
+ *	one aging scan of som memory mapped with entries of that size, and
+ *	the refaults and time of the owner's next touch (aging.c)
  *   som_bench churn KIND OPS RUN
  *	allocate, write once and free OPS times: som-2m, som-1g (libsom
  *	som_alloc/som_free), thp-2m (mmap over a reserved 2 MiB, and a
@@ -60,6 +63,7 @@
 
 #include <linux/som.h>
 
+#include "aging.h"
 #include "libsom.h"
 #include "measure.h"
 #include "metadata.h"
@@ -692,7 +696,8 @@ static int usage(void)
 	fprintf(stderr, "usage: som_bench info | warmup\n"
 		"       som_bench touch anon4k|thp|hugetlb|memfd|som|som-cold GIB RUN\n"
 		"       som_bench churn som-2m|som-1g|thp-2m|hugetlb-1g OPS RUN\n"
-		"       som_bench meta empty|whole|split|hvo\n");
+		"       som_bench meta empty|whole|split|hvo\n"
+		"       som_bench age 1g|2m|4k RUN\n");
 	return 2;
 }
 
@@ -711,6 +716,8 @@ int main(int argc, char **argv)
 		ret = cmd_touch(argv[2], atoi(argv[3]), atoi(argv[4]));
 	else if (argc == 5 && !strcmp(argv[1], "churn"))
 		ret = cmd_churn(argv[2], atoi(argv[3]), atoi(argv[4]));
+	else if (argc == 4 && !strcmp(argv[1], "age"))
+		ret = som_bench_age(argv[2], atoi(argv[3]));
 	else if (argc == 3 && !strcmp(argv[1], "meta") &&
 		 (!strcmp(argv[2], "empty") || !strcmp(argv[2], "whole") ||
 		  !strcmp(argv[2], "split") || !strcmp(argv[2], "hvo")))

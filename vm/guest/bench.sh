@@ -16,6 +16,8 @@
 #                        som-2m:16384 som-1g:4 som-1g:32 thp-2m:256
 #                        hugetlb-1g:2"; the long som loops outrun the
 #                        zeroing worker, the short ones do not)
+#   SOM_BENCH_AGE        entry sizes whose aging scan is measured ("1g 2m
+#                        4k"; bench/aging.c); "none" skips it
 #   SOM_BENCH_GUPS_OPS   updates of the random-access loop (4194304)
 #   SOM_BENCH_MEMCACHED  memcached's load: "MB CONNS KEYS VALUE OPS GET%"
 #                        ("1024 4 8192 4096 16384 90"); "none" skips it
@@ -38,6 +40,8 @@ sizes=$(words "${SOM_BENCH_SIZES:-1 2 4}")
 backings=$(words "${SOM_BENCH_BACKINGS:-anon4k thp hugetlb memfd som som-cold}")
 churn=$(words "${SOM_BENCH_CHURN:-som-2m:256 som-2m:16384 som-1g:4 som-1g:32 thp-2m:256 hugetlb-1g:2}")
 mc=$(words "${SOM_BENCH_MEMCACHED:-1024 4 8192 4096 16384 90}")
+ages=$(words "${SOM_BENCH_AGE:-1g 2m 4k}")
+[ "$ages" != none ] || ages=
 sysfs=/sys/kernel/mm/som
 status=0
 
@@ -143,6 +147,9 @@ for run in $(seq "$runs"); do
 	done
 	for c in $churn; do
 		bench churn "${c%%:*}" "${c#*:}" "$run"
+	done
+	for e in $ages; do
+		bench age "$e" "$run"
 	done
 	echo "# bench: run $run done after $(($(date +%s) - start)) s"
 done

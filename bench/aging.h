@@ -1,0 +1,8 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* som_bench age: what an aging scan costs per GiB of som memory (aging.c). */
+#ifndef SOM_BENCH_AGING_H
+#define SOM_BENCH_AGING_H
+
+int som_bench_age(const char *entry, int run);
+
+#endif
