@@ -100,7 +100,8 @@ app_memcached() {
 	else
 		entries="0 +1024 +0" what="1024 2 MiB entries (no 1 GiB entries here)"
 	fi
-	grep -qE "^ *$pid memcached +1 +2 GiB +2 GiB +$entries$" /tmp/somctl-ps.out
+	# (then what it owns, its RSS with that, its cgroup)
+	grep -qE "^ *$pid memcached +1 +2 GiB +2 GiB +$entries +2 GiB " /tmp/somctl-ps.out
 	tap $? "somctl ps shows memcached with 2 GiB on $what"
 
 	memcached_stop
