@@ -82,19 +82,25 @@ static void print_row(int pid, const unsigned long long *bytes, int json,
 	printf("\n");
 }
 
-static void pool_bytes(unsigned long long *bytes)
+/*
+ * The pool's bytes by age (aging/idle_bytes) into @bytes[SOM_AGE_NR]:
+ * 0, or -1 if the file cannot be read (a module without aging). A file
+ * that does not hold that many numbers is fatal.
+ */
+int pool_idle_bytes(unsigned long long *bytes)
 {
 	char line[512], *p = line, *end;
 	int age;
 
 	if (!read_line(SYSFS "/aging/idle_bytes", line, sizeof(line)))
-		die("%s/aging/idle_bytes: %s", SYSFS, strerror(errno));
+		return -1;
 	for (age = 0; age < SOM_AGE_NR; age++, p = end) {
 		bytes[age] = strtoull(p, &end, 10);
 		if (end == p)
 			die("%s/aging/idle_bytes: not %d numbers", SYSFS,
 			    SOM_AGE_NR);
 	}
+	return 0;
 }
 
 static void to_ull(const struct som_proc_ages *a, unsigned long long *bytes)
@@ -145,7 +151,8 @@ void ages_cmd(const struct cmdline *cl)
 	}
 	failed = each_process(cl, dev, ages_one, &w);
 	if (!cl->nargs) {
-		pool_bytes(bytes);
+		if (pool_idle_bytes(bytes))
+			die("%s/aging/idle_bytes: %s", SYSFS, strerror(errno));
 		print_row(0, bytes, w.json, !w.shown++);
 	}
 	if (w.json)

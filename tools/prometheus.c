@@ -159,32 +159,15 @@ static const char *const migration[] = {
 
 #define NR_MIGRATION (sizeof(migration) / sizeof(migration[0]))
 
-/* The node numbers of nodes/nodeN, ascending; how many (at most @max). */
-static int node_numbers(int *nid, int max)
-{
-	struct dirent **names;
-	int n, i, nr = 0;
-
-	n = scandir(SYSFS "/nodes", &names, NULL, versionsort);
-	for (i = 0; i < n; i++) {
-		if (!strncmp(names[i]->d_name, "node", 4) && nr < max)
-			nid[nr++] = atoi(names[i]->d_name + 4);
-		free(names[i]);
-	}
-	if (n >= 0)
-		free(names);
-	return nr;
-}
-
 /*
  * The pool's figures; each node's under a name of its own (som_node_...),
  * so that summing a metric never counts memory twice.
  */
 static void print_pool(void)
 {
-	static int nid[SOM_MAX_NODES];
-	int nr = node_numbers(nid, SOM_MAX_NODES), i;
-	char dir[32], num[16], name[64];
+	static char nodes[SOM_MAX_NODES][16];
+	int nr = read_nodes(nodes, SOM_MAX_NODES), i;
+	char dir[32], name[64];
 	unsigned int k;
 
 	for (k = 0; k < NR_POOL_METRICS; k++) {
@@ -201,9 +184,8 @@ static void print_pool(void)
 		node.help = help;
 		header(&node);
 		for (i = 0; i < nr; i++) {
-			snprintf(dir, sizeof(dir), "nodes/node%d", nid[i]);
-			snprintf(num, sizeof(num), "%d", nid[i]);
-			sample_file(name, "node", num, dir,
+			snprintf(dir, sizeof(dir), "nodes/%.15s", nodes[i]);
+			sample_file(name, "node", nodes[i] + 4, dir,
 				    pool_metrics[k].file);
 		}
 	}
@@ -249,20 +231,16 @@ static void print_activity(void)
 
 static void print_ages(void)
 {
-	char line[512], *p = line, *end, age[8];
-	unsigned long long v;
+	unsigned long long bytes[SOM_AGE_NR];
+	char age[8];
 	int a;
 
-	if (!read_line(SYSFS "/aging/idle_bytes", line, sizeof(line)))
+	if (pool_idle_bytes(bytes))
 		return;
 	header(&idle);
-	for (a = 0; a < SOM_AGE_NR; a++, p = end) {
-		v = strtoull(p, &end, 10);
-		if (end == p)
-			die("%s/aging/idle_bytes: not %d numbers", SYSFS,
-			    SOM_AGE_NR);
+	for (a = 0; a < SOM_AGE_NR; a++) {
 		snprintf(age, sizeof(age), "%d", a);
-		sample(idle.name, "age", age, v);
+		sample(idle.name, "age", age, bytes[a]);
 	}
 }
 

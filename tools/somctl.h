@@ -52,6 +52,7 @@ void gib_str(unsigned long long bytes, char *buf, size_t len);
 
 /* status.c */
 void status_cmd(const struct cmdline *cl);
+int read_nodes(char nodes[][16], int max);
 
 /* prometheus.c */
 void print_prometheus(void);
@@ -71,6 +72,7 @@ int each_process(const struct cmdline *cl, int dev,
 
 /* ages.c */
 void ages_cmd(const struct cmdline *cl);
+int pool_idle_bytes(unsigned long long *bytes);
 
 /* sources.c */
 int source_name_ok(const char *name);

@@ -68,7 +68,7 @@ static int read_sources(struct source *s, int max)
 }
 
 /* The node directories (node0, node1, ...), sorted; how many. */
-static int read_nodes(char nodes[][16], int max)
+int read_nodes(char nodes[][16], int max)
 {
 	struct dirent **names;
 	int n, i, nr = 0;
