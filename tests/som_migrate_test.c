@@ -356,9 +356,7 @@ TEST_F(migrate, moved_gib_gets_its_1g_entry_back)
 	EXPECT_EQ(0, set_policy(fd, SOM_POLICY_INTERLEAVE, 1 | 1ULL << nid,
 				0));
 	EXPECT_EQ(0, som_page_size(fd, p));
-	for (int i = 0; i < 600 && som_stat("zeroed_bytes") !=
-	     som_stat("free_bytes") + som_stat("reserved_bytes"); i++)
-		usleep(100000);
+	som_wait_all_zeroed(60);
 	/* Another region takes the lowest free block of the GiB's chunk... */
 	xfd = open(SOM_DEV, O_RDWR);
 	ASSERT_LE(0, xfd);
