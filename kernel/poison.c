@@ -127,6 +127,19 @@ static int som_poison_addr_pfn(unsigned long addr, unsigned long *pfn)
 	return err;
 }
 
+/* SOM_POISON_FORGET: memory outside the pool was replaced. */
+static long som_poison_forget(const struct som_poison *arg)
+{
+	int nr;
+
+	if (arg->flags != SOM_POISON_FORGET || arg->addr || !arg->len ||
+	    !PAGE_ALIGNED(arg->phys) || !PAGE_ALIGNED(arg->len) ||
+	    arg->phys + arg->len < arg->phys)
+		return -EINVAL;
+	nr = som_pool_forget_poison(&som_pool, arg->phys, arg->len);
+	return nr < 0 ? nr : 0;
+}
+
 /**
  * som_ioctl_poison() - SOM_IOC_POISON
  * @uarg: the caller's struct som_poison
@@ -144,8 +157,11 @@ long som_ioctl_poison(struct som_poison __user *uarg)
 		return -EPERM;
 	if (copy_from_user(&arg, uarg, sizeof(arg)))
 		return -EFAULT;
-	if ((arg.flags & ~SOM_POISON_FLAGS) || arg.__pad ||
-	    arg.__reserved[0] || arg.__reserved[1])
+	if ((arg.flags & ~SOM_POISON_FLAGS) || arg.__pad || arg.__reserved[0])
+		return -EINVAL;
+	if (arg.flags & SOM_POISON_FORGET)
+		return som_poison_forget(&arg);
+	if (arg.len)
 		return -EINVAL;
 	if (arg.flags & SOM_POISON_ADDR) {
 		err = som_poison_addr_pfn(arg.addr, &pfn);

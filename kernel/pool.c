@@ -160,38 +160,56 @@ EXPORT_SYMBOL_IF_KUNIT(som_pool_owner_used);
  *	on success the list is left empty
  *
  * All or nothing, in one hold of the pool lock: no claim can see some of
- * the chunks before all are in. The zeroing worker is started on them.
+ * the chunks before all are in. Pages that left the pool poisoned come
+ * back poisoned, their blocks retired in that same hold (pool_poison.c).
+ * The zeroing worker is started on them.
  *
- * Context: Takes the pool lock.
- * Return: 0, or -EEXIST if one of them is in the pool already (then none
- * is added and the list is untouched).
+ * Context: Process context, may sleep. Takes poison_lock, then the pool
+ * lock.
+ * Return: 0, -EEXIST if one of them is in the pool already, or -ENOMEM
+ * (then none is added and the list is untouched).
  */
 int som_pool_insert(struct som_pool *pool, struct list_head *chunks)
 {
 	struct som_chunk *chunk;
+	int err;
 
+	mutex_lock(&pool->poison_lock);
+	err = som_chunks_prepare_poison(pool, chunks);
+	if (err)
+		goto undo;
 	spin_lock(&pool->lock);
 	list_for_each_entry(chunk, chunks, list) {
 		if (som_pool_find(pool, chunk->phys >> SOM_CHUNK_SHIFT)) {
 			spin_unlock(&pool->lock);
-			return -EEXIST;
+			err = -EEXIST;
+			goto undo;
 		}
 	}
+	som_chunks_recall_poison(pool, chunks);
 	list_for_each_entry(chunk, chunks, list) {
 		list_add_tail(&chunk->set_list, &som_chunk_set(pool, chunk)->chunks);
 		hash_add(pool->hash, &chunk->hash,
 			 chunk->phys >> SOM_CHUNK_SHIFT);
 		pool->nr_chunks++;
+		if (chunk->bits)
+			pool->nr_bits++;
 		som_chunk_set(pool, chunk)->nr_chunks++;
-		som_chunk_set(pool, chunk)->nr_free += SOM_BLOCKS_PER_CHUNK;
-		som_chunk_set(pool, chunk)->nr_dirty += SOM_BLOCKS_PER_CHUNK;
+		som_chunk_set(pool, chunk)->nr_free += chunk->nr_free;
+		som_chunk_set(pool, chunk)->nr_dirty += chunk->nr_dirty;
 	}
 	list_splice_tail_init(chunks, &pool->chunks);
 	som_pool_check_low(pool);
 	spin_unlock(&pool->lock);
+	mutex_unlock(&pool->poison_lock);
 
 	queue_work(system_dfl_wq, &pool->zero_work);
 	return 0;
+
+undo:
+	som_chunks_unprepare_poison(pool, chunks);
+	mutex_unlock(&pool->poison_lock);
+	return err;
 }
 EXPORT_SYMBOL_IF_KUNIT(som_pool_insert);
 
@@ -388,6 +406,8 @@ void som_pool_get_stats(struct som_pool *pool, int nid,
 
 		xa_for_each(&pool->poison, pfn, entry)
 			stats->poison_bytes += sizeof(struct xa_node);
+		xa_for_each(&pool->poison_gone, pfn, entry)
+			stats->poison_bytes += sizeof(struct xa_node);
 		stats->chunks_bytes = (u64)pool->nr_chunks *
 				      kmem_cache_size(som_chunk_cache);
 		stats->chunk_bits_bytes = (u64)(pool->nr_bits + !!pool->spare) *
@@ -421,6 +441,7 @@ int som_pool_init(struct som_pool *pool)
 		INIT_LIST_HEAD(&pool->sets[i].chunks);
 	spin_lock_init(&pool->lock);
 	xa_init(&pool->poison);
+	xa_init(&pool->poison_gone);
 	mutex_init(&pool->poison_lock);
 	INIT_LIST_HEAD(&pool->claims);
 	INIT_LIST_HEAD(&pool->chunks);
@@ -452,6 +473,7 @@ void som_pool_destroy(struct som_pool *pool)
 	struct som_chunk *chunk, *tmp;
 
 	cancel_work_sync(&pool->zero_work);
+	mutex_lock(&pool->poison_lock);
 	list_for_each_entry_safe(chunk, tmp, &pool->chunks, list) {
 		WARN_ON_ONCE(chunk->nr_free + som_chunk_nr_retired(pool, chunk) !=
 			     SOM_BLOCKS_PER_CHUNK);
@@ -460,11 +482,13 @@ void som_pool_destroy(struct som_pool *pool)
 		list_del(&chunk->list);
 		som_chunk_destroy(chunk);
 	}
+	mutex_unlock(&pool->poison_lock);
 	pool->nr_chunks = 0;
 	if (pool->spare)
 		kmem_cache_free(som_chunk_bits_cache, pool->spare);
 	pool->spare = NULL;
 	xa_destroy(&pool->poison);
+	xa_destroy(&pool->poison_gone);
 	kfree(pool->sets);
 	pool->sets = NULL;
 }

@@ -163,8 +163,13 @@ struct som_zero_stats {
  * @poison:	pfn -> record of a poisoned page of the pool (pool_poison.c);
  *		written under @poison_lock, or under @lock when only an
  *		existing record changes
- * @poison_lock: serialises new records with chunks leaving the pool, so
- *		that no record outlives its chunk. Outside @lock.
+ * @poison_gone: pfn -> the same record, without the retired mark, of a
+ *		poisoned page whose chunk left the pool: if the chunk comes
+ *		back (the same range added again), its block is retired
+ *		before anyone can take it. Written under @poison_lock
+ * @poison_lock: serialises new records with chunks leaving and entering
+ *		the pool, so that no record outlives its chunk unremembered
+ *		and none is missed by a chunk coming back. Outside @lock.
  * @claims:	every claim registered with som_pool_add_claim(): a memory
  *		error that takes a promised free block finds the claim to
  *		give up that promise here
@@ -188,6 +193,7 @@ struct som_pool {
 	struct som_chunk_bits *spare;
 	unsigned long nr_bits;
 	struct xarray poison;
+	struct xarray poison_gone;
 	struct mutex poison_lock;	/* see above */
 	struct list_head claims;
 	u64 free_low_bytes;
@@ -251,8 +257,9 @@ struct som_claim {
  * @chunks_bytes:	of that, the chunk descriptors
  * @chunk_bits_bytes:	of that, the bits of chunks whose blocks differ,
  *			and the spare ones at hand
- * @poison_bytes:	of that, the records of poisoned pages: at most one
- *			xarray node each
+ * @poison_bytes:	of that, the records of poisoned pages, in the pool
+ *			and gone with their chunks: at most one xarray
+ *			node each
  */
 struct som_pool_stats {
 	u64 total_bytes;
@@ -290,11 +297,14 @@ struct som_poison_where {
  * @events:	errors reported (one page may have several)
  * @pages:	4 KiB pages poisoned
  * @retired_bytes: bytes in retired blocks, which nobody will get again
+ * @pages_outside: poisoned pages of chunks that left the pool, remembered
+ *		for when they come back (for the whole pool only)
  */
 struct som_poison_stats {
 	u64 events;
 	u64 pages;
 	u64 retired_bytes;
+	u64 pages_outside;
 };
 
 /**
@@ -394,6 +404,7 @@ bool som_pool_find_poison(struct som_pool *pool, unsigned long *pfn,
 			  unsigned long last);
 void som_pool_poison_stats(struct som_pool *pool, int nid, const void *owner,
 			   struct som_poison_stats *stats);
+int som_pool_forget_poison(struct som_pool *pool, phys_addr_t phys, u64 size);
 void som_pool_add_claim(struct som_pool *pool, struct som_claim *claim);
 void som_pool_del_claim(struct som_pool *pool, struct som_claim *claim);
 

@@ -99,6 +99,10 @@ void som_chunk_zero_retired(struct som_pool *pool, struct som_chunk *chunk);
 void som_chunk_forget_poison(struct som_pool *pool, struct som_chunk *chunk,
 			     unsigned long *pfns, unsigned int max,
 			     unsigned int *nr);
+int som_chunks_prepare_poison(struct som_pool *pool, struct list_head *chunks);
+void som_chunks_unprepare_poison(struct som_pool *pool,
+				 struct list_head *chunks);
+void som_chunks_recall_poison(struct som_pool *pool, struct list_head *chunks);
 
 /* pool_move.c: isolation */
 void som_chunk_isolate(struct som_pool *pool, struct som_chunk *chunk);

@@ -588,6 +588,61 @@ static void som_pool_test_remove_refuses_chunks_in_use(struct kunit *test)
 }
 
 /*
+ * A chunk that leaves the pool with a poisoned page comes back with that
+ * page's block retired, in the same hold of the lock that puts it in,
+ * until the pool is told to forget it.
+ */
+static void som_pool_test_poison_comes_back_with_its_chunk(struct kunit *test)
+{
+	unsigned long pfn = (som_test_chunk_phys(0) >> PAGE_SHIFT) +
+			    3 * (SOM_BLOCK_SIZE >> PAGE_SHIFT) + 5;
+	struct som_poison_where where;
+	struct som_poison_stats ps;
+
+	flush_work(&som_test_pool.zero_work);
+	KUNIT_ASSERT_EQ(test, SOM_POISON_RETIRED,
+			som_pool_poison(&som_test_pool, pfn, &where));
+	KUNIT_EXPECT_EQ(test, -EBUSY,
+			som_pool_forget_poison(&som_test_pool,
+					       som_test_chunk_phys(0),
+					       SOM_CHUNK_SIZE));
+	KUNIT_ASSERT_EQ(test, 0, som_pool_remove(&som_test_pool,
+						 som_test_owner(0)));
+	som_pool_poison_stats(&som_test_pool, NUMA_NO_NODE, NULL, &ps);
+	KUNIT_EXPECT_EQ(test, 0, ps.pages);
+	KUNIT_EXPECT_EQ(test, 1, ps.pages_outside);
+
+	KUNIT_ASSERT_EQ(test, 0,
+			som_pool_add_chunk(&som_test_pool,
+					   som_test_chunk_phys(0), 0, false,
+					   som_test_owner(0)));
+	som_pool_poison_stats(&som_test_pool, NUMA_NO_NODE, NULL, &ps);
+	KUNIT_EXPECT_EQ(test, 1, ps.events);
+	KUNIT_EXPECT_EQ(test, 1, ps.pages);
+	KUNIT_EXPECT_EQ(test, SOM_BLOCK_SIZE, ps.retired_bytes);
+	KUNIT_EXPECT_EQ(test, 0, ps.pages_outside);
+	KUNIT_EXPECT_TRUE(test, som_pool_page_poisoned(&som_test_pool, pfn));
+	KUNIT_EXPECT_EQ(test, som_test_total() - SOM_BLOCK_SIZE,
+			som_test_stats().free_bytes);
+
+	/* Told the memory was replaced, the pool uses all of it again. */
+	KUNIT_ASSERT_EQ(test, 0, som_pool_remove(&som_test_pool,
+						 som_test_owner(0)));
+	KUNIT_EXPECT_EQ(test, 1,
+			som_pool_forget_poison(&som_test_pool,
+					       som_test_chunk_phys(0),
+					       SOM_CHUNK_SIZE));
+	KUNIT_ASSERT_EQ(test, 0,
+			som_pool_add_chunk(&som_test_pool,
+					   som_test_chunk_phys(0), 0, false,
+					   som_test_owner(0)));
+	som_pool_poison_stats(&som_test_pool, NUMA_NO_NODE, NULL, &ps);
+	KUNIT_EXPECT_EQ(test, 0, ps.pages + ps.pages_outside);
+	flush_work(&som_test_pool.zero_work);
+	KUNIT_EXPECT_EQ(test, som_test_total(), som_test_stats().zeroed_bytes);
+}
+
+/*
  * A chunk set aside to assemble a GiB in still counts as free; faults take
  * its blocks only when no other chunk has one, and the assembler takes
  * only blocks nobody has reserved.
@@ -761,6 +816,27 @@ static int som_pool_test_init(struct kunit *test)
 	return 0;
 }
 
+/*
+ * A failed poison case can leave chunk 0 out of the pool, or in it with a
+ * retired block, or remembered: put it back whole.
+ */
+static void som_test_unpoison_chunk0(struct kunit *test)
+{
+	phys_addr_t phys = som_test_chunk_phys(0);
+	struct som_poison_stats ps;
+
+	som_pool_poison_stats(&som_test_pool, NUMA_NO_NODE, NULL, &ps);
+	if (!ps.pages && !ps.pages_outside &&
+	    som_pool_contains(&som_test_pool, phys, SOM_CHUNK_SIZE))
+		return;
+	som_pool_remove(&som_test_pool, som_test_owner(0));
+	som_pool_forget_poison(&som_test_pool, phys, SOM_CHUNK_SIZE);
+	KUNIT_EXPECT_EQ(test, 0,
+			som_pool_add_chunk(&som_test_pool, phys, 0, false,
+					   som_test_owner(0)));
+	flush_work(&som_test_pool.zero_work);
+}
+
 /* Every case gives back what it took; what a failed one left is freed. */
 static void som_pool_test_exit(struct kunit *test)
 {
@@ -778,6 +854,7 @@ static void som_pool_test_exit(struct kunit *test)
 	som_test_policy(&som_test_claim, SOM_CLAIM_LOCAL, 0, false);
 	som_test_policy(&som_test_other, SOM_CLAIM_LOCAL, 0, false);
 	som_pool_set_free_low(&som_test_pool, 0);
+	som_test_unpoison_chunk0(test);
 	if (som_test_last_nid || som_test_last_unmovable)
 		KUNIT_EXPECT_EQ(test, 0, som_test_move_last(0, false));
 	KUNIT_EXPECT_EQ_MSG(test, 0, left, "blocks the case did not free");
@@ -860,6 +937,7 @@ static struct kunit_case som_pool_test_cases[] = {
 	KUNIT_CASE(som_pool_test_contains_finds_overlaps),
 	KUNIT_CASE(som_pool_test_block_vaddr_only_for_its_blocks),
 	KUNIT_CASE(som_pool_test_remove_refuses_chunks_in_use),
+	KUNIT_CASE(som_pool_test_poison_comes_back_with_its_chunk),
 	KUNIT_CASE(som_pool_test_a_chunk_set_aside_still_counts),
 	KUNIT_CASE(som_pool_test_blocks_follow_the_policy),
 	KUNIT_CASE(som_pool_test_unmovable_chunks_are_kept_apart),

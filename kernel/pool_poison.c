@@ -20,12 +20,24 @@
  * Records are changed under the pool lock only (a new record's slot is
  * reserved first, under poison_lock), so that a count and the retired
  * mark never overwrite each other.
+ *
+ * A chunk that leaves the pool takes its poisoned pages along, but the
+ * pool remembers them (som_pool.poison_gone): memory without struct page
+ * has nowhere else to keep the mark, and a reserved range or dax device
+ * removed and added again is the same memory, errors and all. When the
+ * chunk comes back its records come back with it and their blocks are
+ * retired before the chunk is seen by anyone (som_chunks_recall_poison()).
+ * An administrator who replaced the memory says so with
+ * som_pool_forget_poison().
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <kunit/visibility.h>
+#include <linux/bitmap.h>
 #include <linux/mutex.h>
+#include <linux/pfn.h>
 #include <linux/sched.h>
+#include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/xarray.h>
 
@@ -35,11 +47,12 @@
 
 /*
  * An entry of som_pool.poison, keyed by pfn, is a value: the errors
- * reported for the page, shifted left by one, and SOM_POISON_RETIRED on
- * the first recorded page of a retired block.
+ * reported for the page, shifted left by one, and SOM_RECORD_RETIRED on
+ * the first recorded page of a retired block. (Not SOM_POISON_*: those
+ * are what som_pool_poison() returns, enum som_poison_state.)
  */
-#define SOM_POISON_RETIRED	1UL
-#define SOM_POISON_EVENT	2UL
+#define SOM_RECORD_RETIRED	1UL
+#define SOM_RECORD_EVENT	2UL
 
 static unsigned long som_block_first_pfn(unsigned long bfn)
 {
@@ -49,6 +62,11 @@ static unsigned long som_block_first_pfn(unsigned long bfn)
 static unsigned long som_block_last_pfn(unsigned long bfn)
 {
 	return som_bfn_to_pfn(bfn) + SOM_PAGES_PER_BLOCK_POOL - 1;
+}
+
+static unsigned long som_chunk_last_pfn(const struct som_chunk *chunk)
+{
+	return (chunk->phys >> PAGE_SHIFT) + (SOM_CHUNK_SIZE >> PAGE_SHIFT) - 1;
 }
 
 /* The first recorded page of block @bfn, or NULL; its pfn in *@pfn. */
@@ -112,7 +130,7 @@ static bool som_block_retired(struct som_pool *pool, unsigned long bfn)
 
 	xa_for_each_range(&pool->poison, pfn, entry, pfn,
 			  som_block_last_pfn(bfn))
-		if (xa_to_value(entry) & SOM_POISON_RETIRED)
+		if (xa_to_value(entry) & SOM_RECORD_RETIRED)
 			return true;
 	return false;
 }
@@ -132,7 +150,7 @@ bool som_pool_retire_locked(struct som_pool *pool, unsigned long bfn)
 		return false;
 	if (!som_block_retired(pool, bfn))
 		xa_store(&pool->poison, pfn,
-			 xa_mk_value(xa_to_value(entry) | SOM_POISON_RETIRED),
+			 xa_mk_value(xa_to_value(entry) | SOM_RECORD_RETIRED),
 			 GFP_NOWAIT);
 	return true;
 }
@@ -147,7 +165,7 @@ unsigned int som_chunk_nr_retired(struct som_pool *pool,
 
 	xa_for_each_range(&pool->poison, pfn, entry, pfn,
 			  pfn + (SOM_CHUNK_SIZE >> PAGE_SHIFT) - 1)
-		nr += xa_to_value(entry) & SOM_POISON_RETIRED;
+		nr += xa_to_value(entry) & SOM_RECORD_RETIRED;
 	return nr;
 }
 
@@ -173,7 +191,7 @@ void som_chunk_zero_retired(struct som_pool *pool, struct som_chunk *chunk)
 	lockdep_assert_held(&pool->poison_lock);
 	xa_for_each_range(&pool->poison, pfn, entry, first,
 			  first + (SOM_CHUNK_SIZE >> PAGE_SHIFT) - 1) {
-		if (!(xa_to_value(entry) & SOM_POISON_RETIRED))
+		if (!(xa_to_value(entry) & SOM_RECORD_RETIRED))
 			continue;
 		bfn = pfn >> (SOM_BLOCK_SHIFT - PAGE_SHIFT);
 		vaddr = som_chunk_block_vaddr(chunk, bfn &
@@ -186,8 +204,9 @@ void som_chunk_zero_retired(struct som_pool *pool, struct som_chunk *chunk)
 }
 
 /*
- * Forget the records of @chunk, which leaves the pool; the first pages go
- * to @pfns (room for @max, *@nr counts them all), if @pfns.
+ * The records of @chunk, which leaves the pool, move to the poisoned pages
+ * the pool remembers; the first pages go to @pfns (room for @max, *@nr
+ * counts them all), if @pfns. Caller holds poison_lock.
  */
 void som_chunk_forget_poison(struct som_pool *pool, struct som_chunk *chunk,
 			     unsigned long *pfns, unsigned int max,
@@ -196,16 +215,153 @@ void som_chunk_forget_poison(struct som_pool *pool, struct som_chunk *chunk,
 	unsigned long pfn = chunk->phys >> PAGE_SHIFT;
 	void *entry;
 
+	lockdep_assert_held(&pool->poison_lock);
 	xa_for_each_range(&pool->poison, pfn, entry, pfn,
-			  pfn + (SOM_CHUNK_SIZE >> PAGE_SHIFT) - 1) {
+			  som_chunk_last_pfn(chunk)) {
 		pr_warn("pfn %#lx leaves the pool poisoned\n", pfn);
 		if (pfns && *nr < max)
 			pfns[*nr] = pfn;
 		if (pfns)
 			(*nr)++;
+		/* A small allocation: the page allocator retries it. */
+		xa_store(&pool->poison_gone, pfn,
+			 xa_mk_value(xa_to_value(entry) & ~SOM_RECORD_RETIRED),
+			 GFP_KERNEL | __GFP_NOFAIL);
 		xa_erase(&pool->poison, pfn);
 	}
 }
+
+/*
+ * Before @chunks enter the pool: each page the pool remembers as poisoned
+ * in them gets its record's slot, and each chunk holding one gets bits of
+ * its own (all blocks free and dirty, as it is), so that
+ * som_chunks_recall_poison() allocates nothing under the pool lock.
+ * Caller holds poison_lock. Returns 0 or -ENOMEM (then
+ * som_chunks_unprepare_poison() undoes what was done).
+ */
+int som_chunks_prepare_poison(struct som_pool *pool, struct list_head *chunks)
+{
+	struct som_chunk_bits *bits;
+	struct som_chunk *chunk;
+	unsigned long pfn;
+	void *entry;
+
+	lockdep_assert_held(&pool->poison_lock);
+	list_for_each_entry(chunk, chunks, list) {
+		xa_for_each_range(&pool->poison_gone, pfn, entry,
+				  chunk->phys >> PAGE_SHIFT,
+				  som_chunk_last_pfn(chunk)) {
+			pr_warn("pfn %#lx comes back poisoned: its block is retired\n",
+				pfn);
+			if (xa_reserve(&pool->poison, pfn, GFP_KERNEL))
+				return -ENOMEM;
+			if (chunk->bits)
+				continue;
+			bits = kmem_cache_alloc(som_chunk_bits_cache,
+						GFP_KERNEL);
+			if (!bits)
+				return -ENOMEM;
+			bitmap_fill(bits->free, SOM_BLOCKS_PER_CHUNK);
+			bitmap_fill(bits->dirty, SOM_BLOCKS_PER_CHUNK);
+			chunk->bits = bits;
+		}
+	}
+	return 0;
+}
+
+/* Undo som_chunks_prepare_poison(), all or part: the chunks stay out. */
+void som_chunks_unprepare_poison(struct som_pool *pool,
+				 struct list_head *chunks)
+{
+	struct som_chunk *chunk;
+	unsigned long pfn;
+	void *entry;
+
+	lockdep_assert_held(&pool->poison_lock);
+	list_for_each_entry(chunk, chunks, list) {
+		xa_for_each_range(&pool->poison_gone, pfn, entry,
+				  chunk->phys >> PAGE_SHIFT,
+				  som_chunk_last_pfn(chunk))
+			xa_release(&pool->poison, pfn);
+		if (chunk->bits) {
+			kmem_cache_free(som_chunk_bits_cache, chunk->bits);
+			chunk->bits = NULL;
+		}
+	}
+}
+
+/*
+ * @chunks are about to be counted into the pool, under the lock that
+ * keeps anyone from taking their blocks: the pages the pool remembers
+ * as poisoned in them get their records back (into the slots
+ * som_chunks_prepare_poison() reserved), and their blocks are retired.
+ * The chunks count as isolated meanwhile, so that their sets (and the
+ * low watermark) see only what is left of them once: the caller counts
+ * each chunk's free and dirty blocks in afterwards.
+ */
+void som_chunks_recall_poison(struct som_pool *pool, struct list_head *chunks)
+{
+	struct som_chunk *chunk;
+	unsigned long pfn;
+	unsigned int i;
+	void *entry;
+
+	lockdep_assert_held(&pool->poison_lock);
+	lockdep_assert_held(&pool->lock);
+	list_for_each_entry(chunk, chunks, list) {
+		chunk->isolated = true;
+		xa_for_each_range(&pool->poison_gone, pfn, entry,
+				  chunk->phys >> PAGE_SHIFT,
+				  som_chunk_last_pfn(chunk)) {
+			/* The slot is reserved: nothing to allocate. */
+			WARN_ON_ONCE(xa_is_err(xa_store(&pool->poison, pfn,
+							entry, GFP_NOWAIT)));
+			xa_erase(&pool->poison_gone, pfn);
+			i = (pfn >> (SOM_BLOCK_SHIFT - PAGE_SHIFT)) &
+			    (SOM_BLOCKS_PER_CHUNK - 1);
+			if (som_chunk_is_free(chunk, i))
+				som_chunk_retire_free(pool, chunk, i);
+		}
+		chunk->isolated = false;
+	}
+}
+
+/**
+ * som_pool_forget_poison() - forget remembered errors of memory outside
+ * @pool: the pool
+ * @phys: start of a physical range
+ * @size: its length
+ *
+ * For memory that was replaced: the pages of [@phys, @phys + @size) that
+ * left the pool poisoned are no longer remembered, and a chunk of them
+ * added again is used whole.
+ *
+ * Context: Process context, may sleep. Takes poison_lock, then the pool
+ * lock.
+ * Return: how many pages were forgotten, or -EBUSY if part of the range
+ * is in the pool (its records are the pool's own).
+ */
+int som_pool_forget_poison(struct som_pool *pool, phys_addr_t phys, u64 size)
+{
+	unsigned long pfn;
+	void *entry;
+	int nr = 0;
+
+	mutex_lock(&pool->poison_lock);
+	if (som_pool_contains(pool, phys, size)) {
+		mutex_unlock(&pool->poison_lock);
+		return -EBUSY;
+	}
+	xa_for_each_range(&pool->poison_gone, pfn, entry, PHYS_PFN(phys),
+			  PHYS_PFN(phys + size - 1)) {
+		pr_info("pfn %#lx forgotten as poisoned\n", pfn);
+		xa_erase(&pool->poison_gone, pfn);
+		nr++;
+	}
+	mutex_unlock(&pool->poison_lock);
+	return nr;
+}
+EXPORT_SYMBOL_IF_KUNIT(som_pool_forget_poison);
 
 /*
  * Block @i of @chunk is free and a memory error takes it. If every free
@@ -230,6 +386,27 @@ void som_chunk_retire_free(struct som_pool *pool, struct som_chunk *chunk,
 	som_pool_retire_locked(pool, som_chunk_bfn(chunk, i));
 }
 
+/*
+ * An error reported in @pfn while it was pool memory reaches the pool
+ * after its chunk left (a machine check queued behind another, a source
+ * removed meanwhile): the page is remembered with its chunk's errors, for
+ * when the memory comes back. Caller holds poison_lock.
+ */
+static void som_pool_poison_gone(struct som_pool *pool, unsigned long pfn)
+{
+	void *old = xa_load(&pool->poison_gone, pfn);
+
+	lockdep_assert_held(&pool->poison_lock);
+	if (xa_is_err(xa_store(&pool->poison_gone, pfn,
+			       xa_mk_value((old ? xa_to_value(old) : 0) +
+					   SOM_RECORD_EVENT), GFP_KERNEL)))
+		pr_err("pfn %#lx is poisoned and out of memory to remember it\n",
+		       pfn);
+	else
+		pr_warn("pfn %#lx poisoned after it left the pool: remembered\n",
+			pfn);
+}
+
 /**
  * som_pool_poison() - record a poisoned page and retire its block if free
  * @pool: the pool
@@ -245,7 +422,9 @@ void som_chunk_retire_free(struct som_pool *pool, struct som_chunk *chunk,
  * Context: Process context, may sleep. Takes the pool's poison_lock, then
  * the pool lock.
  * Return: SOM_POISON_RETIRED (the block is retired), SOM_POISON_IN_USE (a
- * region holds it), -ENOENT (not pool memory) or -ENOMEM.
+ * region holds it), -ENOENT (not pool memory; callers ask about pages
+ * that were a moment ago, so the page is remembered as if it had left
+ * with its chunk) or -ENOMEM.
  */
 int som_pool_poison(struct som_pool *pool, unsigned long pfn,
 		    struct som_poison_where *where)
@@ -275,7 +454,7 @@ int som_pool_poison(struct som_pool *pool, unsigned long pfn,
 			old = xa_load(&pool->poison, pfn);
 			xa_store(&pool->poison, pfn,
 				 xa_mk_value((old ? xa_to_value(old) : 0) +
-					     SOM_POISON_EVENT), GFP_NOWAIT);
+					     SOM_RECORD_EVENT), GFP_NOWAIT);
 			recorded = true;
 		}
 		where->nid = chunk->nid;
@@ -297,6 +476,8 @@ int som_pool_poison(struct som_pool *pool, unsigned long pfn,
 	spin_unlock(&pool->lock);
 	if (!recorded)
 		xa_release(&pool->poison, pfn);
+	if (ret == -ENOENT)
+		som_pool_poison_gone(pool, pfn);
 	mutex_unlock(&pool->poison_lock);
 	return ret;
 }
@@ -325,11 +506,14 @@ void som_pool_poison_stats(struct som_pool *pool, int nid, const void *owner,
 		if (!chunk || (nid != NUMA_NO_NODE && chunk->nid != nid) ||
 		    (owner && chunk->owner != owner))
 			continue;
-		stats->events += xa_to_value(entry) / SOM_POISON_EVENT;
+		stats->events += xa_to_value(entry) / SOM_RECORD_EVENT;
 		stats->pages++;
-		if (xa_to_value(entry) & SOM_POISON_RETIRED)
+		if (xa_to_value(entry) & SOM_RECORD_RETIRED)
 			stats->retired_bytes += SOM_BLOCK_SIZE;
 	}
+	if (nid == NUMA_NO_NODE && !owner)
+		xa_for_each(&pool->poison_gone, pfn, entry)
+			stats->pages_outside++;
 	spin_unlock(&pool->lock);
 }
 EXPORT_SYMBOL_IF_KUNIT(som_pool_poison_stats);

@@ -336,10 +336,16 @@ int som_source_add(struct som_source *src, char *name)
 				   som_sources_kobj, "%s", src->name);
 	if (err)
 		goto err_put;
-	/* Nothing else adds to the pool: this lock serializes adding. */
+	/*
+	 * Nothing else adds to the pool: this lock serializes adding, so
+	 * only -ENOMEM can come back (for the errors of memory that was
+	 * in the pool before).
+	 */
 	err = som_pool_insert(&som_pool, &chunks);
-	if (WARN_ON_ONCE(err))
+	if (err) {
+		WARN_ON_ONCE(err == -EEXIST);
 		goto err_put;
+	}
 	list_add_tail(&src->list, &som_sources);
 	kobject_uevent(&src->kobj, KOBJ_ADD);
 	strscpy(name, src->name, SOM_SOURCE_NAME_LEN);

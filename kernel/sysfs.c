@@ -88,6 +88,7 @@ static ssize_t som_poison_attr_show(struct kobject *kobj,
 SOM_POISON_ATTR(poison_events, events);
 SOM_POISON_ATTR(poisoned_pages, pages);
 SOM_POISON_ATTR(retired_bytes, retired_bytes);
+SOM_POISON_ATTR(poisoned_pages_outside, pages_outside);
 
 static struct som_pool_attr som_total_bytes = {
 	__ATTR(total_bytes, 0444, som_pool_attr_show, NULL),
@@ -433,6 +434,7 @@ static struct attribute *som_pool_attrs[] = {
 	&free_low_bytes_attr.attr,
 	&free_low_attr.attr,
 	&free_low_events_attr.attr,
+	&som_poisoned_pages_outside.attr.attr,
 	&add_range_attr.attr,
 	&remove_source_attr.attr,
 	NULL,

@@ -85,7 +85,12 @@ TEST_F(poison, bad_arguments_are_refused)
 	EXPECT_EQ(-1, ioctl(self->dev, SOM_IOC_POISON, &p));
 	EXPECT_EQ(EINVAL, errno);
 	memset(&p, 0, sizeof(p));
-	p.__reserved[1] = 1;
+	p.__reserved[0] = 1;
+	EXPECT_EQ(-1, ioctl(self->dev, SOM_IOC_POISON, &p));
+	EXPECT_EQ(EINVAL, errno);
+	/* @len is only for SOM_POISON_FORGET. */
+	memset(&p, 0, sizeof(p));
+	p.len = 4096;
 	EXPECT_EQ(-1, ioctl(self->dev, SOM_IOC_POISON, &p));
 	EXPECT_EQ(EINVAL, errno);
 	/* Not pool memory: physical page 0. */
@@ -521,6 +526,68 @@ TEST_F(poison, errors_race_with_evacuation)
 	close(fd);
 	EXPECT_EQ(free0, node_stat(0, "free_bytes"));
 	EXPECT_EQ(retired0, node_stat(0, "retired_bytes"));
+}
+
+/*
+ * The same memory added again is the same memory, errors and all: a range
+ * that left the pool with a poisoned page comes back with that page's
+ * block retired before anyone can take it, until an administrator says
+ * the memory was replaced (SOM_POISON_FORGET).
+ */
+TEST_F(poison, poison_is_remembered_when_the_range_comes_back)
+{
+	long long outside0 = som_stat("poisoned_pages_outside");
+	uint64_t phys = free_page_phys(_metadata, self->dev, self->nid, 9);
+	char cmd[128];
+
+	ASSERT_NE(0, phys);
+	ASSERT_EQ(0, poison(self->dev, NULL, phys, 0, NULL));
+	EXPECT_EQ(2 * MiB, spare_stat("retired_bytes"));
+	/* Only for memory outside the pool. */
+	EXPECT_EQ(-EBUSY, poison_range(self->dev, self->start, GiB,
+				       SOM_POISON_FORGET));
+	snprintf(cmd, sizeof(cmd), "somctl poison --forget 1G@%#llx 2>/dev/null",
+		 (unsigned long long)self->start);
+	EXPECT_EQ(1, WEXITSTATUS(system(cmd)));
+	ASSERT_EQ(0, src_remove(self->dev, SPARE));
+	self->nid = -1;
+	EXPECT_EQ(outside0 + 1, som_stat("poisoned_pages_outside"));
+
+	/* Back: retired at once, with its count, and never handed out. */
+	ASSERT_EQ(0, add_spare_gib(self->dev, SPARE));
+	self->nid = atoi(src_attr(SPARE, "nodes"));
+	ASSERT_LT(0, self->nid);
+	EXPECT_EQ(outside0, som_stat("poisoned_pages_outside"));
+	EXPECT_EQ(1, spare_stat("poison_events"));
+	EXPECT_EQ(1, spare_stat("poisoned_pages"));
+	EXPECT_EQ(2 * MiB, spare_stat("retired_bytes"));
+	EXPECT_EQ(GiB - 2 * MiB, node_stat(self->nid, "free_bytes"));
+	EXPECT_EQ(0, wait_zeroed(self->nid));
+	fill_avoids(_metadata, self->dev, self->nid, phys & ~(2 * MiB - 1));
+
+	/* Forgotten: the next time it comes back whole. */
+	ASSERT_EQ(0, src_remove(self->dev, SPARE));
+	self->nid = -1;
+	EXPECT_EQ(-EINVAL, poison_range(self->dev, self->start, 0,
+					SOM_POISON_FORGET));
+	EXPECT_EQ(-EINVAL, poison_range(self->dev, self->start + 1, GiB,
+					SOM_POISON_FORGET));
+	EXPECT_EQ(-EINVAL, poison_range(self->dev, self->start, GiB,
+					SOM_POISON_FORGET |
+					SOM_POISON_LOOKUP));
+	EXPECT_EQ(-EINVAL, poison_range(self->dev, -4096ULL, 8192,
+					SOM_POISON_FORGET));
+	/* somctl: not SIZE@START (2); done (0). */
+	EXPECT_EQ(2, WEXITSTATUS(system("somctl poison --forget 1G 2>/dev/null")));
+	snprintf(cmd, sizeof(cmd), "somctl poison --forget 1G@%#llx >/dev/null",
+		 (unsigned long long)self->start);
+	EXPECT_EQ(0, WEXITSTATUS(system(cmd)));
+	EXPECT_EQ(outside0, som_stat("poisoned_pages_outside"));
+	ASSERT_EQ(0, add_spare_gib(self->dev, SPARE));
+	self->nid = atoi(src_attr(SPARE, "nodes"));
+	EXPECT_EQ(0, spare_stat("poison_events"));
+	EXPECT_EQ(0, spare_stat("retired_bytes"));
+	EXPECT_EQ(GiB, node_stat(self->nid, "free_bytes"));
 }
 
 TEST_F(poison, two_errors_in_one_block)

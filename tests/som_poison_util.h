@@ -61,6 +61,19 @@ static inline int poison(int dev, void *addr, uint64_t phys, uint32_t flags,
 	return 0;
 }
 
+/* SOM_IOC_POISON with @flags (SOM_POISON_FORGET, ...) over @phys, @len. */
+static inline int poison_range(int dev, uint64_t phys, uint64_t len,
+			       uint32_t flags)
+{
+	struct som_poison p;
+
+	memset(&p, 0, sizeof(p));
+	p.phys = phys;
+	p.len = len;
+	p.flags = flags;
+	return ioctl(dev, SOM_IOC_POISON, &p) ? -errno : 0;
+}
+
 /* The physical address of the page behind @addr (which must be backed). */
 static inline uint64_t phys_of(int dev, void *addr)
 {
@@ -78,6 +91,7 @@ FIXTURE(poison) {
 	int dev;
 	int nid;
 	uint64_t start;
+	bool added;
 };
 
 FIXTURE_SETUP(poison)
@@ -95,6 +109,7 @@ FIXTURE_SETUP(poison)
 	a.size = size;
 	strcpy(a.name, SPARE);
 	ASSERT_EQ(0, src_add(self->dev, &a));
+	self->added = true;
 	self->nid = atoi(src_attr(SPARE, "nodes"));
 	ASSERT_LT(0, self->nid);
 	ASSERT_EQ(0, spare_stat("poison_events"));
@@ -108,6 +123,12 @@ FIXTURE_TEARDOWN(poison)
 		/* Retired blocks leave with their source. */
 		EXPECT_EQ(0, src_remove(self->dev, SPARE));
 	}
+	/*
+	 * The pool remembers them for when the range comes back: the next
+	 * case gets it whole (its setup checks).
+	 */
+	if (self->added)
+		EXPECT_EQ(0, forget_spare_poison(self->dev));
 	if (self->dev >= 0)
 		close(self->dev);
 }

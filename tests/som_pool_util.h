@@ -105,6 +105,26 @@ static inline int add_spare_gib(int dev, const char *name)
 	return src_add(dev, &a);
 }
 
+/*
+ * Make the pool forget the poisoned pages it remembers of the spare range
+ * (SOM_POISON_FORGET), which must be out of the pool: a case that
+ * poisoned some and removed the range leaves it whole for the next one.
+ * 0, -ENODEV if there is no such range, or the ioctl's -errno.
+ */
+static inline int forget_spare_poison(int dev)
+{
+	struct som_poison p;
+	uint64_t size, start;
+
+	if (!parse_range(getenv("SOM_SPARE_RANGES"), &size, &start))
+		return -ENODEV;
+	memset(&p, 0, sizeof(p));
+	p.phys = start;
+	p.len = size;
+	p.flags = SOM_POISON_FORGET;
+	return ioctl(dev, SOM_IOC_POISON, &p) ? -errno : 0;
+}
+
 /* Set a policy: @mode over the nodes of @mask, with @flags. */
 static inline int set_policy(int fd, uint32_t mode, uint64_t mask, uint32_t flags)
 {

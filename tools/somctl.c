@@ -12,6 +12,7 @@
  *   somctl remove NAME                 give a source's memory back
  *   somctl compact                     run a compaction pass now
  *   somctl poison PHYS                 declare a page of the pool bad
+ *   somctl poison --forget SIZE@START  forget errors of replaced memory
  *
  * status.c, procs.c, ages.c, sources.c, compact.c and poison.c hold the
  * commands; this file the command line and the helpers they share. Exit
@@ -65,8 +66,9 @@ static const struct command {
 	  "remove NAME" },
 	{ "compact", 0, 0, 0, compact_cmd,
 	  "compact" },
-	{ "poison", 0, 1, 1, poison_cmd,
-	  "poison PHYS" },
+	{ "poison", OPT_FORGET, 1, 1, poison_cmd,
+	  "poison PHYS\n"
+	  "poison --forget SIZE@START" },
 };
 
 #define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -80,6 +82,7 @@ static const struct option options[] = {
 	{ "name", required_argument, NULL, 'N' },
 	{ "wait", no_argument, NULL, 'w' },
 	{ "prometheus", no_argument, NULL, 'P' },
+	{ "forget", no_argument, NULL, 'F' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -327,6 +330,9 @@ static void parse(int argc, char **argv, struct cmdline *cl)
 			break;
 		case 'P':
 			cl->given |= OPT_PROMETHEUS;
+			break;
+		case 'F':
+			cl->given |= OPT_FORGET;
 			break;
 		case 'h':
 			usage(stdout);

@@ -18,6 +18,7 @@
 #define OPT_NAME	(1U << 5)
 #define OPT_WAIT	(1U << 6)
 #define OPT_PROMETHEUS	(1U << 7)
+#define OPT_FORGET	(1U << 8)
 
 /*
  * A command line, options and arguments apart: options may come before

@@ -141,9 +141,13 @@ static void print_table(void)
 	       counter(NULL, "metadata_bytes"), a, counter(NULL, "faults_pud"),
 	       counter(NULL, "faults_pmd"), counter(NULL, "faults_pte"));
 	gib_str(counter(NULL, "retired_bytes"), a, sizeof(a));
-	printf("memory errors: %llu, in %llu pages; retired: %s\n",
+	printf("memory errors: %llu, in %llu pages; retired: %s",
 	       counter(NULL, "poison_events"), counter(NULL, "poisoned_pages"),
 	       a);
+	if (counter(NULL, "poisoned_pages_outside"))
+		printf("; %llu poisoned pages of removed sources remembered",
+		       counter(NULL, "poisoned_pages_outside"));
+	printf("\n");
 	if (counter(NULL, "free_low_bytes")) {
 		gib_str(counter(NULL, "free_low_bytes"), a, sizeof(a));
 		printf("low watermark of free memory: %s; free memory is %s it (went under %llu times)\n\n",
@@ -191,9 +195,10 @@ static void print_json(void)
 	printf(", \"faults\": {\"1g\": %llu, \"2m\": %llu, \"4k\": %llu}",
 	       counter(NULL, "faults_pud"), counter(NULL, "faults_pmd"),
 	       counter(NULL, "faults_pte"));
-	printf(", \"memory_errors\": {\"events\": %llu, \"pages\": %llu, \"retired_bytes\": %llu}",
+	printf(", \"memory_errors\": {\"events\": %llu, \"pages\": %llu, \"retired_bytes\": %llu, \"pages_outside\": %llu}",
 	       counter(NULL, "poison_events"), counter(NULL, "poisoned_pages"),
-	       counter(NULL, "retired_bytes"));
+	       counter(NULL, "retired_bytes"),
+	       counter(NULL, "poisoned_pages_outside"));
 	printf(", \"free_low\": {\"watermark_bytes\": %llu, \"low\": %s, \"events\": %llu}},\n",
 	       counter(NULL, "free_low_bytes"),
 	       counter(NULL, "free_low") ? "true" : "false",

@@ -250,7 +250,9 @@ struct som_proc_usage {
 /* struct som_poison flags */
 #define SOM_POISON_ADDR		(1U << 0)	/* the page at @addr */
 #define SOM_POISON_LOOKUP	(1U << 1)	/* report @phys, poison nothing */
-#define SOM_POISON_FLAGS	(SOM_POISON_ADDR | SOM_POISON_LOOKUP)
+#define SOM_POISON_FORGET	(1U << 2)	/* forget @phys .. + @len */
+#define SOM_POISON_FLAGS	(SOM_POISON_ADDR | SOM_POISON_LOOKUP | \
+				 SOM_POISON_FORGET)
 
 /**
  * struct som_poison - declare a page of som memory bad, as a memory error
@@ -261,6 +263,8 @@ struct som_proc_usage {
  *		out: the physical address of the page
  * @flags:	in: SOM_POISON_* flags
  * @__pad:	must be 0
+ * @len:	in, with SOM_POISON_FORGET: the length of the range at @phys;
+ *		otherwise must be 0
  * @__reserved:	must be 0
  */
 struct som_poison {
@@ -268,7 +272,8 @@ struct som_poison {
 	__u64 phys;
 	__u32 flags;
 	__u32 __pad;
-	__u64 __reserved[2];
+	__u64 len;
+	__u64 __reserved[1];
 };
 
 /*
@@ -278,11 +283,20 @@ struct som_poison {
  * never leaves the pool again, and if a mapping holds it, the page becomes
  * a hole that signals SIGBUS (BUS_MCEERR_AR) while the rest of the block's
  * data moves to a healthy block. With SOM_POISON_LOOKUP only @phys is
- * reported, for a test that injects a real machine check there. Errors:
- * EPERM, EFAULT, EINVAL (flags, reserved fields, @addr not in a som
- * mapping of the caller, @phys not in the pool), ENODATA (nothing backs
- * @addr yet), EHWPOISON (@addr is a hole an error left already), ENOMEM,
- * EINTR.
+ * reported, for a test that injects a real machine check there.
+ *
+ * The pool remembers the poisoned pages of memory that leaves it (a
+ * source removed), and retires their blocks again if the same memory is
+ * added back. With SOM_POISON_FORGET (alone), for memory that was
+ * replaced, the remembered pages in @phys .. @phys + @len - 1 are
+ * forgotten; none of that range may be in the pool.
+ *
+ * Errors: EPERM, EFAULT, EINVAL (flags, reserved fields, @addr not in a
+ * som mapping of the caller, @phys not in the pool, or with
+ * SOM_POISON_FORGET: another flag, @len 0, @phys or @len not a multiple
+ * of 4096, or the range wraps), ENODATA (nothing backs @addr yet),
+ * EHWPOISON (@addr is a hole an error left already), EBUSY (with
+ * SOM_POISON_FORGET: part of the range is in the pool), ENOMEM, EINTR.
  */
 #define SOM_IOC_POISON		_IOWR(SOM_IOCTL_BASE, 0x06, struct som_poison)
 
