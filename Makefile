@@ -1,8 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0
 # som on a host: `make` builds the module for the running kernel and the
-# user-space parts; `make install` installs them (DESTDIR, PREFIX honoured);
-# `make dkms-install` registers the module with DKMS so that it rebuilds
-# on kernel updates. The test VM does not use this file: see vm/run.
+# user-space parts; `make install` installs them (DESTDIR, PREFIX honoured)
+# with what sets the pool up at boot (som.service, som-sources and
+# /etc/som/sources.conf, see som-sources(8)), `make uninstall` removes
+# them again; `make dkms-install` registers the module with DKMS so that
+# it rebuilds on kernel updates. The test VM does not use this file: see
+# vm/run.
 VERSION := 0.1.0
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -15,6 +18,8 @@ INCDIR := $(PREFIX)/include
 MANDIR := $(PREFIX)/share/man
 DOCDIR := $(PREFIX)/share/doc/som
 UDEVDIR ?= /etc/udev/rules.d
+SYSCONFDIR ?= /etc
+SYSTEMDDIR ?= $(PREFIX)/lib/systemd/system
 DKMSDIR := /usr/src/som-$(VERSION)
 KERNEL_SRC := $(wildcard kernel/*.c kernel/*.h) kernel/Kbuild
 
@@ -46,17 +51,51 @@ install-userspace: userspace
 	install -D -m 0755 somrun/out/libsomrun.so $(DESTDIR)$(LIBDIR)/som/libsomrun.so
 	install -D -m 0755 somrun/out/somrun $(DESTDIR)$(BINDIR)/somrun
 	install -D -m 0755 tools/out/somctl $(DESTDIR)$(SBINDIR)/somctl
+	install -D -m 0755 tools/out/som-sources $(DESTDIR)$(SBINDIR)/som-sources
 	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man8
 	install -m 0644 somrun/somrun.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 0644 libsom/man/*.3 $(DESTDIR)$(MANDIR)/man3/
-	install -m 0644 tools/somctl.8 $(DESTDIR)$(MANDIR)/man8/
+	install -m 0644 tools/somctl.8 tools/som-sources.8 $(DESTDIR)$(MANDIR)/man8/
 	install -D -m 0644 packaging/60-som.rules $(DESTDIR)$(UDEVDIR)/60-som.rules
+	install -d $(DESTDIR)$(SYSTEMDDIR)
+	sed 's|@SBINDIR@|$(SBINDIR)|g' packaging/som.service.in \
+		>$(DESTDIR)$(SYSTEMDDIR)/som.service
+	install -D -m 0644 packaging/modules-load.conf \
+		$(DESTDIR)$(SYSCONFDIR)/modules-load.d/som.conf
+	# An edited configuration is the administrator's: never overwritten.
+	test -e $(DESTDIR)$(SYSCONFDIR)/som/sources.conf || \
+		install -D -m 0644 packaging/sources.conf \
+			$(DESTDIR)$(SYSCONFDIR)/som/sources.conf
 	install -D -m 0644 packaging/som.conf.example $(DESTDIR)$(DOCDIR)/modprobe.d/som.conf.example
 	install -m 0644 README.md $(DESTDIR)$(DOCDIR)/
 	install -d $(DESTDIR)$(DOCDIR)/Documentation
 	install -m 0644 Documentation/*.md $(DESTDIR)$(DOCDIR)/Documentation/
 	$(if $(DESTDIR),,getent group som >/dev/null || groupadd --system som)
 	$(if $(DESTDIR),,ldconfig)
+	$(if $(DESTDIR),,! command -v systemctl >/dev/null || systemctl daemon-reload || true)
+
+# What install put in place, but an edited /etc/som/sources.conf and the
+# group som (files may still belong to it).
+uninstall:
+	$(if $(DESTDIR),,! command -v systemctl >/dev/null || systemctl disable som.service 2>/dev/null || true)
+	rm -f $(DESTDIR)$(INCDIR)/linux/som.h $(DESTDIR)$(INCDIR)/libsom.h \
+		$(DESTDIR)$(LIBDIR)/libsom.so.0 $(DESTDIR)$(LIBDIR)/libsom.so \
+		$(DESTDIR)$(LIBDIR)/libsom.a $(DESTDIR)$(LIBDIR)/pkgconfig/libsom.pc \
+		$(DESTDIR)$(LIBDIR)/som/libsomrun.so $(DESTDIR)$(BINDIR)/somrun \
+		$(DESTDIR)$(SBINDIR)/somctl $(DESTDIR)$(SBINDIR)/som-sources \
+		$(DESTDIR)$(MANDIR)/man1/somrun.1 \
+		$(DESTDIR)$(MANDIR)/man8/somctl.8 $(DESTDIR)$(MANDIR)/man8/som-sources.8 \
+		$(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(wildcard libsom/man/*.3))) \
+		$(DESTDIR)$(UDEVDIR)/60-som.rules $(DESTDIR)$(SYSTEMDDIR)/som.service \
+		$(DESTDIR)$(SYSCONFDIR)/modules-load.d/som.conf
+	! cmp -s packaging/sources.conf $(DESTDIR)$(SYSCONFDIR)/som/sources.conf || \
+		rm -f $(DESTDIR)$(SYSCONFDIR)/som/sources.conf
+	-rmdir $(DESTDIR)$(SYSCONFDIR)/som $(DESTDIR)$(LIBDIR)/som 2>/dev/null
+	rm -rf $(DESTDIR)$(DOCDIR)
+	rm -f $(DESTDIR)/lib/modules/$(KVER)/extra/som*.ko*
+	$(if $(DESTDIR),,depmod -a $(KVER))
+	$(if $(DESTDIR),,ldconfig)
+	$(if $(DESTDIR),,! command -v systemctl >/dev/null || systemctl daemon-reload || true)
 
 # The module's source as DKMS wants it, in $(DESTDIR)$(DKMSDIR).
 dkms-source:
@@ -80,5 +119,5 @@ clean:
 	$(MAKE) -C tools clean
 	$(MAKE) -C somrun clean
 
-.PHONY: all module userspace install install-module install-userspace \
+.PHONY: all module userspace install install-module install-userspace uninstall \
 	dkms-source dkms-install dkms-uninstall clean

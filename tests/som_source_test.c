@@ -335,6 +335,71 @@ TEST_F(source, reserved_range_is_added_used_and_removed)
  * an unmovable region with a 1 GiB entry; the hugetlb pool gets the page
  * back after removal.
  */
+/* som-sources @cmd over @conf, its state in /tmp: its exit status. */
+static int som_sources(const char *cmd, const char *conf)
+{
+	char line[256];
+	int status;
+
+	snprintf(line, sizeof(line),
+		 "SOM_SOURCES_STATE=/tmp/som-sources.state som-sources %s %s >/dev/null 2>&1",
+		 cmd, conf);
+	status = system(line);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* @text into the file @path. */
+static int write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -1;
+	fputs(text, f);
+	return fclose(f);
+}
+
+/*
+ * The boot-time setup (som.service runs som-sources): the sources a
+ * configuration file lists are added in order, one that fails does not
+ * stop the others, and stop removes exactly those start added; a file
+ * with a line that is no source changes nothing.
+ */
+TEST_F(source, boot_setup_adds_and_removes_configured_sources)
+{
+	const char *conf = "/tmp/som-sources.conf";
+	uint64_t size, start;
+	char text[512];
+
+	if (!parse_range(getenv("SOM_SPARE_RANGES"), &size, &start))
+		SKIP(return, "no spare reserved range (SOM_SPARE_RANGES)");
+	unlink("/tmp/som-sources.state");
+	ASSERT_EQ(0, write_file(conf, "# nothing but a bad line\nspare 1G@4G\n"));
+	EXPECT_EQ(2, som_sources("start", conf));
+	EXPECT_EQ(self->sources, nr_sources());
+	EXPECT_EQ(2, som_sources("start", "/tmp/no-such.conf"));
+
+	snprintf(text, sizeof(text),
+		 "# the spare range, and a device that is not there\n"
+		 "reserved %lluG@%#llx --name boot-spare   # spare\n"
+		 "\n"
+		 "dax dax97.0\n",
+		 (unsigned long long)(size / GiB), (unsigned long long)start);
+	ASSERT_EQ(0, write_file(conf, text));
+	EXPECT_EQ(0, som_sources("check", conf));
+	EXPECT_EQ(1, som_sources("start", conf));
+	EXPECT_EQ(self->sources + 1, nr_sources());
+	EXPECT_STREQ("reserved", src_attr("boot-spare", "kind"));
+	EXPECT_EQ(self->total + (long long)size, som_stat("total_bytes"));
+	EXPECT_EQ(0, som_sources("stop", conf));
+	EXPECT_EQ(self->sources, nr_sources());
+	EXPECT_EQ(self->total, som_stat("total_bytes"));
+	/* Stopped twice: nothing left to remove. */
+	EXPECT_EQ(0, som_sources("stop", conf));
+	unlink(conf);
+	unlink("/tmp/som-sources.state");
+}
+
 TEST_F(source, hugetlb_pages_are_added_used_and_given_back)
 {
 	long long free_huge = som_read_ll(HUGE_FREE), meta;

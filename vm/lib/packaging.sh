@@ -7,7 +7,12 @@
 #                  it belongs, a program built from the installed
 #                  header, library and pkg-config file, libsom.so.0
 #                  exporting exactly libsom.map's symbols (at LIBSOM_0.1),
-#                  and the header's version macros equal to the .pc's.
+#                  and the header's version macros equal to the .pc's;
+#                  the boot-time setup: som.service passes
+#                  `systemd-analyze verify` (pointed at the installed
+#                  som-sources), som-sources passes shellcheck; an edited
+#                  /etc/som/sources.conf survives a second install and
+#                  `make uninstall`, which leaves no other file.
 #   host_dkms      the module's DKMS source tree, built by dkms against the
 #                  6.12 headers in a private DKMS tree (nothing registered
 #                  on this host).
@@ -25,7 +30,7 @@ _host_result() {
 }
 
 host_install() {
-	local dest=$SOM_OUT/install-root log=$SOM_OUT/host-install.log rc=0 f
+	local dest=$SOM_OUT/install-root log=$SOM_OUT/host-install.log rc=0 f left
 	local want=(usr/bin/somrun usr/sbin/somctl usr/lib/libsom.so.0
 		    usr/lib/libsom.so usr/lib/libsom.a usr/lib/pkgconfig/libsom.pc
 		    usr/lib/som/libsomrun.so usr/include/linux/som.h
@@ -34,6 +39,9 @@ host_install() {
 		    usr/share/man/man3/som_jemalloc_arena_create.3
 		    etc/udev/rules.d/60-som.rules
 		    usr/share/doc/som/modprobe.d/som.conf.example
+		    usr/sbin/som-sources usr/share/man/man8/som-sources.8
+		    usr/lib/systemd/system/som.service
+		    etc/modules-load.d/som.conf etc/som/sources.conf
 		    "lib/modules/$SOM_KRELEASE/extra/som.ko*")
 	log "make install into $dest (log $log)"
 	rm -rf "$dest"
@@ -62,10 +70,24 @@ host_install() {
 			gcc -E -P -I"$dest/usr/include" - | tail -n 1 | tr -d ' ' \
 			>"$SOM_OUT/libsom.hversion" &&
 		PKG_CONFIG_PATH=$dest/usr/lib/pkgconfig pkg-config --modversion libsom |
-			diff -u "$SOM_OUT/libsom.hversion" -
+			diff -u "$SOM_OUT/libsom.hversion" - &&
+		# The unit, run from where the script was installed.
+		sed "s|/usr/sbin/|$dest/usr/sbin/|g" "$dest/usr/lib/systemd/system/som.service" \
+			>"$SOM_OUT/som.service" &&
+		systemd-analyze verify --man=no "$SOM_OUT/som.service" &&
+		shellcheck "$dest/usr/sbin/som-sources" &&
+		"$dest/usr/sbin/som-sources" check "$dest/etc/som/sources.conf" &&
+		# An edited configuration is kept; nothing else is.
+		echo "buddy 1" >>"$dest/etc/som/sources.conf" &&
+		make -C "$REPO" install-userspace PREFIX=/usr DESTDIR="$dest" &&
+		tail -n 1 "$dest/etc/som/sources.conf" | grep -qx "buddy 1" &&
+		make -C "$REPO" uninstall PREFIX=/usr DESTDIR="$dest" \
+			KVER="$SOM_KRELEASE" &&
+		left=$(cd "$dest" && find . -type f) &&
+		{ [[ $left == ./etc/som/sources.conf ]] || { echo "left after uninstall: $left"; false; }; }
 	) >"$log" 2>&1 || rc=1
 	((rc == 0)) || tail -20 "$log"
-	_host_result $rc "make install: ${#want[@]} files in place, example built with pkg-config, libsom's symbols and version"
+	_host_result $rc "make install: ${#want[@]} files in place, example built with pkg-config, libsom's symbols and version, boot-time setup; make uninstall"
 }
 
 host_dkms() {

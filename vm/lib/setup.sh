@@ -22,7 +22,7 @@ SOM_HOST_PACKAGES=(qemu-system-x86 busybox-static cpio dwarves gcc-12 gcc make
 		   ndctl				# the guest makes a device DAX instance
 		   memcached libmemcached-tools redis-server redis-tools stress-ng # somrun's real programs
 		   libjemalloc2 libjemalloc-dev libtcmalloc-minimal4	# and allocators
-		   dkms pkg-config			# the packaging checks
+		   dkms pkg-config systemd shellcheck	# the packaging checks
 		   lcov					# the debug tier's coverage report
 		   python3 python3-matplotlib)		# mce_relay.py; vm/run bench's plots
 
