@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* som_bench age: what an aging scan costs per GiB of som memory (aging.c). */
+/*
+ * som_bench age: what an aging scan costs per GiB of som memory (aging.c),
+ * and an MGLRU aging pass of anonymous memory (aging_mglru.c).
+ */
 #ifndef SOM_BENCH_AGING_H
 #define SOM_BENCH_AGING_H
 
 int som_bench_age(const char *entry, int run);
+int som_bench_age_mglru(const char *entry, int run);
 
 #endif

@@ -635,7 +635,10 @@ def meta_table(meta):
 PROGRAM_ALLOCS = ("som", "anon-thp", "anon")
 
 
-AGE_ENTRIES = (("1g", "1 GiB"), ("2m", "2 MiB"), ("4k", "4 KiB"))
+AGE_ENTRIES = (("1g", "som, 1 GiB entries"), ("2m", "som, 2 MiB entries"),
+               ("4k", "som, 4 KiB entries"),
+               ("mglru-thp", "anonymous THP, MGLRU pass"),
+               ("mglru-4k", "anonymous 4 KiB, MGLRU pass"))
 
 
 def age_summary(recs):
@@ -664,7 +667,7 @@ def age_table(ages):
     out = io.StringIO()
     p = lambda s="": print(s, file=out)
     p()
-    p("Aging: one scan of som memory, per GiB".ljust(40) +
+    p("Aging: one scan, per GiB".ljust(40) +
       "scan, ms".rjust(24) + "refaults".rjust(14) +
       "next touch, ms: warm".rjust(24) + "after the scan".rjust(30) +
       "x warm".rjust(20))
@@ -672,7 +675,7 @@ def age_table(ages):
         a = ages.get(entry)
         if not a:
             continue
-        p(f"mapped with {label} entries".ljust(40) +
+        p(label.ljust(40) +
           cell(a["scan_ms_per_gib"], 2).rjust(24) +
           cell(a["refaults_per_gib"], 0).rjust(14) +
           cell(a["warm_ms_per_gib"], 2).rjust(24) +
@@ -687,7 +690,15 @@ def age_table(ages):
             "next touch took (exact: one per entry); next touch: one write "
             "per entry, before the scan (warm) and right after it (cold, "
             "every entry refaulted). Nothing else is mapped from the pool "
-            "meanwhile.",):
+            "meanwhile.",
+            "MGLRU pass: the kernel's own aging of anonymous memory, for "
+            "comparison: one '+ memcg node max_gen 200 1' written to "
+            "/sys/kernel/debug/lru_gen for each node of the process's memcg "
+            "(timed around the writes), which walks the page tables of "
+            "every process in the memcg and clears accessed bits instead "
+            "of unmapping: refaults are the minor faults of the next touch "
+            "(none), and the next touch costs what a warm one does. 1 GiB "
+            "of THP, 128 MiB of 4 KiB pages scaled to a GiB.",):
         p(textwrap.fill(note, 100, subsequent_indent="  "))
     return out.getvalue()
 

@@ -25,9 +25,10 @@
  *	som's metadata, part by part, with the whole pool empty, mapped
  *	by 1 GiB entries or split into 2 MiB blocks; or (hvo) struct page
  *	with and without HVO (metadata.c)
- *   som_bench age 1g|2m|4k RUN
+ *   som_bench age 1g|2m|4k|mglru-4k|mglru-thp RUN
  *	one aging scan of som memory mapped with entries of that size, and
- *	the refaults and time of the owner's next touch (aging.c)
+ *	the refaults and time of the owner's next touch (aging.c); or one
+ *	MGLRU aging pass of anonymous 4 KiB pages or THP (aging_mglru.c)
  *   som_bench churn KIND OPS RUN
  *	allocate, write once and free OPS times: som-2m, som-1g (libsom
  *	som_alloc/som_free), thp-2m (mmap over a reserved 2 MiB, and a
@@ -697,7 +698,7 @@ static int usage(void)
 		"       som_bench touch anon4k|thp|hugetlb|memfd|som|som-cold GIB RUN\n"
 		"       som_bench churn som-2m|som-1g|thp-2m|hugetlb-1g OPS RUN\n"
 		"       som_bench meta empty|whole|split|hvo\n"
-		"       som_bench age 1g|2m|4k RUN\n");
+		"       som_bench age 1g|2m|4k|mglru-4k|mglru-thp RUN\n");
 	return 2;
 }
 
@@ -716,6 +717,9 @@ int main(int argc, char **argv)
 		ret = cmd_touch(argv[2], atoi(argv[3]), atoi(argv[4]));
 	else if (argc == 5 && !strcmp(argv[1], "churn"))
 		ret = cmd_churn(argv[2], atoi(argv[3]), atoi(argv[4]));
+	else if (argc == 4 && !strcmp(argv[1], "age") &&
+		 !strncmp(argv[2], "mglru-", 6))
+		ret = som_bench_age_mglru(argv[2], atoi(argv[3]));
 	else if (argc == 4 && !strcmp(argv[1], "age"))
 		ret = som_bench_age(argv[2], atoi(argv[3]));
 	else if (argc == 3 && !strcmp(argv[1], "meta") &&

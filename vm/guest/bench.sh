@@ -17,7 +17,9 @@
 #                        hugetlb-1g:2"; the long som loops outrun the
 #                        zeroing worker, the short ones do not)
 #   SOM_BENCH_AGE        entry sizes whose aging scan is measured ("1g 2m
-#                        4k"; bench/aging.c); "none" skips it
+#                        4k mglru-thp mglru-4k": som's, bench/aging.c, then
+#                        the kernel's MGLRU on anonymous memory,
+#                        bench/aging_mglru.c); "none" skips it
 #   SOM_BENCH_GUPS_OPS   updates of the random-access loop (4194304)
 #   SOM_BENCH_MEMCACHED  memcached's load: "MB CONNS KEYS VALUE OPS GET%"
 #                        ("1024 4 8192 4096 16384 90"); "none" skips it
@@ -40,7 +42,7 @@ sizes=$(words "${SOM_BENCH_SIZES:-1 2 4}")
 backings=$(words "${SOM_BENCH_BACKINGS:-anon4k thp hugetlb memfd som som-cold}")
 churn=$(words "${SOM_BENCH_CHURN:-som-2m:256 som-2m:16384 som-1g:4 som-1g:32 thp-2m:256 hugetlb-1g:2}")
 mc=$(words "${SOM_BENCH_MEMCACHED:-1024 4 8192 4096 16384 90}")
-ages=$(words "${SOM_BENCH_AGE:-1g 2m 4k}")
+ages=$(words "${SOM_BENCH_AGE:-1g 2m 4k mglru-thp mglru-4k}")
 [ "$ages" != none ] || ages=
 sysfs=/sys/kernel/mm/som
 status=0
