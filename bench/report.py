@@ -616,7 +616,7 @@ def meta_table(meta):
         "Parts: chunks = the pool's 96-byte descriptor per GiB; "
         "source_tables = 8 bytes per GiB in a source's",
         "chunk table; chunk_bits = 128-byte per-block bits of a chunk whose "
-        "blocks differ (and spares); table_split =",
+        "blocks differ (and the pool's one spare); table_split =",
         "a region's 808-byte split GiB; table_nodes = its table's xarray "
         "nodes; pool, sources, regions: fixed.",
         "Totals (bytes) by pool size:",
