@@ -27,7 +27,7 @@
 #include "som_util.h"
 
 /* Write one byte in every @step of [@p, @p + @len); the time it took. */
-static uint64_t touch_every(volatile char *p, size_t len, size_t step)
+uint64_t age_touch_every(volatile char *p, size_t len, size_t step)
 {
 	uint64_t t0 = measure_ns();
 	size_t off;
@@ -79,19 +79,19 @@ int som_bench_age(const char *entry, int run)
 		goto out_close;
 	if (size == 4096 && madvise(p, len, MADV_NOHUGEPAGE))
 		goto out_unmap;
-	touch_every(p, len, size);
+	age_touch_every(p, len, size);
 	if (som_page_size(fd, p) != size) {
 		fprintf(stderr, "som_bench: age %s: mapped with %lld-byte entries\n",
 			entry, som_page_size(fd, p));
 		goto out_unmap;
 	}
-	warm = touch_every(p, len, size);
+	warm = age_touch_every(p, len, size);
 	ns = som_stat("aging/scan_ns");
 	if (som_sysfs_write("aging/scan", "1"))
 		goto out_unmap;
 	ns = som_stat("aging/scan_ns") - ns;
 	refaults = som_stat(stat);
-	after = touch_every(p, len, size);
+	after = age_touch_every(p, len, size);
 	refaults = som_stat(stat) - refaults;
 	printf("SOMBENCH age entry=%s run=%d bytes=%zu scan_ns=%lld refaults=%lld"
 	       " warm_ns=%llu after_ns=%llu\n", entry, run, len, ns, refaults,

@@ -6,7 +6,11 @@
 #ifndef SOM_BENCH_AGING_H
 #define SOM_BENCH_AGING_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 int som_bench_age(const char *entry, int run);
 int som_bench_age_mglru(const char *entry, int run);
+uint64_t age_touch_every(volatile char *p, size_t len, size_t step);
 
 #endif

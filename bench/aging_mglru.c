@@ -36,17 +36,6 @@
 /* mbind() keeps the nodes of this mask that have memory. */
 static const unsigned long all_nodes = ~0UL;
 
-/* Write one byte in every @step of [@p, @p + @len); the time it took. */
-static uint64_t touch_every(volatile char *p, size_t len, size_t step)
-{
-	uint64_t t0 = measure_ns();
-	size_t off;
-
-	for (off = 0; off < len; off += step)
-		p[off]++;
-	return measure_ns() - t0;
-}
-
 static long minor_faults(void)
 {
 	struct rusage ru;
@@ -160,7 +149,7 @@ int som_bench_age_mglru(const char *entry, int run)
 		goto out;
 	}
 	/* Like som's: one write per entry, 2 MiB for THP. */
-	warm = touch_every(p, len, thp ? 2 * MiB : 4096);
+	warm = age_touch_every(p, len, thp ? 2 * MiB : 4096);
 	nr = aging_commands(cmds, 8);
 	if (nr <= 0) {
 		fprintf(stderr, "som_bench: age %s: no memcg of this process in %s\n",
@@ -181,7 +170,7 @@ int som_bench_age_mglru(const char *entry, int run)
 	}
 	close(fd);
 	faults = minor_faults();
-	after = touch_every(p, len, thp ? 2 * MiB : 4096);
+	after = age_touch_every(p, len, thp ? 2 * MiB : 4096);
 	faults = minor_faults() - faults;
 	printf("SOMBENCH age entry=%s run=%d bytes=%zu scan_ns=%llu refaults=%ld"
 	       " warm_ns=%llu after_ns=%llu thp_bytes=%lld\n", entry, run, len,
