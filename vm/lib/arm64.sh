@@ -121,9 +121,12 @@ arm64_cc() {
 }
 
 # Copy every library an arm64 ELF file needs from SOM_SYSROOT, its loader
-# included, to the same place under ROOT (ldd cannot run it here).
+# included, to the same place under ROOT (ldd cannot run it here); nothing
+# for a file that is not ELF.
 stage_libraries_arm64() {
 	local root=$1 elf=$2 need lib dir interp
+	# A script (som-sources) needs nothing; readelf would fail on it.
+	"${SOM_CROSS}readelf" -h "$elf" >/dev/null 2>&1 || return 0
 	interp=$("${SOM_CROSS}readelf" -lW "$elf" 2>/dev/null |
 		 sed -n 's/.*Requesting program interpreter: \(.*\)]/\1/p')
 	if [[ -n $interp && ! -e $root$interp ]]; then
