@@ -69,6 +69,19 @@ static unsigned long som_chunk_last_pfn(const struct som_chunk *chunk)
 	return (chunk->phys >> PAGE_SHIFT) + (SOM_CHUNK_SIZE >> PAGE_SHIFT) - 1;
 }
 
+/*
+ * Count one more error in the record of @pfn in @xa (made if none): the
+ * xa_store() result. Under the pool lock (a reserved slot, GFP_NOWAIT) or
+ * poison_lock alone (@xa the remembered pages, GFP_KERNEL).
+ */
+static void *som_record_event(struct xarray *xa, unsigned long pfn, gfp_t gfp)
+{
+	void *old = xa_load(xa, pfn);
+
+	return xa_store(xa, pfn, xa_mk_value((old ? xa_to_value(old) : 0) +
+					     SOM_RECORD_EVENT), gfp);
+}
+
 /* The first recorded page of block @bfn, or NULL; its pfn in *@pfn. */
 static void *som_block_poison(struct som_pool *pool, unsigned long bfn,
 			      unsigned long *pfn)
@@ -164,7 +177,7 @@ unsigned int som_chunk_nr_retired(struct som_pool *pool,
 	void *entry;
 
 	xa_for_each_range(&pool->poison, pfn, entry, pfn,
-			  pfn + (SOM_CHUNK_SIZE >> PAGE_SHIFT) - 1)
+			  som_chunk_last_pfn(chunk))
 		nr += xa_to_value(entry) & SOM_RECORD_RETIRED;
 	return nr;
 }
@@ -174,8 +187,8 @@ bool som_chunk_poisoned(struct som_pool *pool, const struct som_chunk *chunk)
 {
 	unsigned long pfn = chunk->phys >> PAGE_SHIFT;
 
-	return xa_find(&pool->poison, &pfn,
-		       pfn + (SOM_CHUNK_SIZE >> PAGE_SHIFT) - 1, XA_PRESENT);
+	return xa_find(&pool->poison, &pfn, som_chunk_last_pfn(chunk),
+		       XA_PRESENT);
 }
 
 /*
@@ -190,7 +203,7 @@ void som_chunk_zero_retired(struct som_pool *pool, struct som_chunk *chunk)
 
 	lockdep_assert_held(&pool->poison_lock);
 	xa_for_each_range(&pool->poison, pfn, entry, first,
-			  first + (SOM_CHUNK_SIZE >> PAGE_SHIFT) - 1) {
+			  som_chunk_last_pfn(chunk)) {
 		if (!(xa_to_value(entry) & SOM_RECORD_RETIRED))
 			continue;
 		bfn = pfn >> (SOM_BLOCK_SHIFT - PAGE_SHIFT);
@@ -394,12 +407,8 @@ void som_chunk_retire_free(struct som_pool *pool, struct som_chunk *chunk,
  */
 static void som_pool_poison_gone(struct som_pool *pool, unsigned long pfn)
 {
-	void *old = xa_load(&pool->poison_gone, pfn);
-
 	lockdep_assert_held(&pool->poison_lock);
-	if (xa_is_err(xa_store(&pool->poison_gone, pfn,
-			       xa_mk_value((old ? xa_to_value(old) : 0) +
-					   SOM_RECORD_EVENT), GFP_KERNEL)))
+	if (xa_is_err(som_record_event(&pool->poison_gone, pfn, GFP_KERNEL)))
 		pr_err("pfn %#lx is poisoned and out of memory to remember it\n",
 		       pfn);
 	else
@@ -433,7 +442,6 @@ int som_pool_poison(struct som_pool *pool, unsigned long pfn,
 	unsigned int i = bfn & (SOM_BLOCKS_PER_CHUNK - 1);
 	struct som_chunk *chunk;
 	bool recorded = false;
-	void *old;
 	int ret;
 
 	mutex_lock(&pool->poison_lock);
@@ -451,10 +459,7 @@ int som_pool_poison(struct som_pool *pool, unsigned long pfn,
 			break;
 		}
 		if (!recorded) {
-			old = xa_load(&pool->poison, pfn);
-			xa_store(&pool->poison, pfn,
-				 xa_mk_value((old ? xa_to_value(old) : 0) +
-					     SOM_RECORD_EVENT), GFP_NOWAIT);
+			som_record_event(&pool->poison, pfn, GFP_NOWAIT);
 			recorded = true;
 		}
 		where->nid = chunk->nid;
