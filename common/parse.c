@@ -57,6 +57,22 @@ int som_parse_size(const char *s, unsigned long long *out)
 	return 0;
 }
 
+/* "SIZE@START", each a size as above: a physical range (somctl). */
+int som_parse_range(const char *s, unsigned long long *size,
+		    unsigned long long *start)
+{
+	const char *at = strchr(s, '@');
+	char buf[64];
+
+	if (!at || (size_t)(at - s) >= sizeof(buf))
+		return -EINVAL;
+	memcpy(buf, s, at - s);
+	buf[at - s] = '\0';
+	if (som_parse_size(buf, size) || som_parse_size(at + 1, start))
+		return -EINVAL;
+	return 0;
+}
+
 /* somrun's threshold: a size of at least one byte that a mapping can have. */
 int som_parse_threshold(const char *s, size_t *out)
 {

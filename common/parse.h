@@ -15,6 +15,8 @@
 #define SOM_NODE_WORDS	(SOM_MAX_NODES / 64)
 
 int som_parse_size(const char *s, unsigned long long *out);
+int som_parse_range(const char *s, unsigned long long *size,
+		    unsigned long long *start);
 int som_parse_threshold(const char *s, size_t *out);
 int som_parse_nodes(const char *s, unsigned long long nodes[SOM_NODE_WORDS]);
 int som_parse_policy(const char *s, unsigned int *mode,

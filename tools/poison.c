@@ -23,16 +23,9 @@
 /* SIZE@START, page multiples, into @p. */
 static void parse_forget(char *what, struct som_poison *p)
 {
-	char *at = strchr(what, '@');
-
-	if (!at)
+	if (som_parse_range(what, &p->len, &p->phys))
 		usage_error("poison --forget: '%s': expected SIZE@START, e.g. 1G@4G",
 			    what);
-	*at = '\0';
-	if (som_parse_size(what, &p->len) || som_parse_size(at + 1, &p->phys))
-		usage_error("poison --forget: '%s@%s': expected SIZE@START, e.g. 1G@4G",
-			    what, at + 1);
-	*at = '@';
 	if (!p->len || p->len % 4096 || p->phys % 4096)
 		usage_error("poison --forget: '%s': SIZE and START must be multiples of 4K, SIZE not 0",
 			    what);

@@ -210,16 +210,8 @@ static unsigned long long parse_gib(const char *what)
 /* SIZE@START, both whole GiB: into @args. */
 static void parse_range(char *what, struct som_source_args *args)
 {
-	char *at = strchr(what, '@');
-
-	if (!at)
+	if (som_parse_range(what, &args->size, &args->start))
 		usage_error("'%s': expected SIZE@START, e.g. 2G@4G", what);
-	*at = '\0';
-	if (som_parse_size(what, &args->size) ||
-	    som_parse_size(at + 1, &args->start))
-		usage_error("'%s@%s': expected SIZE@START, e.g. 2G@4G", what,
-			    at + 1);
-	*at = '@';
 	if (!args->size || args->size % GIB || args->start % GIB)
 		usage_error("'%s': SIZE and START must be whole GiB, SIZE not 0",
 			    what);
