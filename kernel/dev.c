@@ -17,6 +17,7 @@
 #include <linux/uaccess.h>
 #include <uapi/linux/som.h>
 
+#include "charge.h"
 #include "region.h"
 #include "som.h"
 
@@ -62,6 +63,10 @@ static long som_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return som_ioctl_poison((void __user *)arg);
 	case SOM_IOC_PROC_AGES:
 		return som_ioctl_proc_ages((void __user *)arg);
+	case SOM_IOC_CGROUP:
+		return som_ioctl_cgroup((void __user *)arg);
+	case SOM_IOC_USER:
+		return som_ioctl_user((void __user *)arg);
 	default:
 		return -ENOTTY;
 	}

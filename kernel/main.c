@@ -11,6 +11,7 @@
 #include <linux/numa.h>
 
 #include "age.h"
+#include "charge.h"
 #include "migrate.h"
 #include "som.h"
 #include "source.h"
@@ -98,6 +99,7 @@ static void __exit som_exit(void)
 	som_compact_exit();
 	som_sysfs_exit();
 	som_age_exit();
+	som_charges_exit();
 	som_pool_destroy(&som_pool);
 	som_pool_cache_exit();
 	som_age_cache_exit();

@@ -19,6 +19,7 @@
 #include <linux/numa.h>
 #include <linux/sysfs.h>
 
+#include "charge.h"
 #include "region.h"
 #include "som.h"
 #include "source.h"
@@ -48,8 +49,10 @@ void som_metadata_get(struct som_metadata *m)
 	m->table_split = r.table_split;
 	m->table_nodes = r.table_nodes;
 	m->ages = r.ages;
+	m->charges = som_charges_metadata_bytes();
 	m->total = stats.metadata_bytes + m->sources + m->source_tables +
-		   r.regions + r.table_split + r.table_nodes + r.ages;
+		   r.regions + r.table_split + r.table_nodes + r.ages +
+		   m->charges;
 }
 
 /* A part of struct som_metadata: @offset locates it. */
@@ -84,6 +87,7 @@ static SOM_METADATA_ATTR(regions_bytes, regions);
 static SOM_METADATA_ATTR(table_split_bytes, table_split);
 static SOM_METADATA_ATTR(table_node_bytes, table_nodes);
 static SOM_METADATA_ATTR(ages_bytes, ages);
+static SOM_METADATA_ATTR(charges_bytes, charges);
 
 static struct attribute *som_metadata_attrs[] = {
 	&som_metadata_chunks_bytes.attr.attr,
@@ -95,6 +99,7 @@ static struct attribute *som_metadata_attrs[] = {
 	&som_metadata_table_split_bytes.attr.attr,
 	&som_metadata_table_node_bytes.attr.attr,
 	&som_metadata_ages_bytes.attr.attr,
+	&som_metadata_charges_bytes.attr.attr,
 	NULL,
 };
 

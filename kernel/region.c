@@ -259,6 +259,27 @@ void som_regions_count_metadata(struct som_regions_metadata *m)
 }
 
 /*
+ * Charge @nr more indices to the region's cgroup and user, binding the
+ * region to the caller's at its first reservation. -ENOMEM past a limit,
+ * counted as a failure of the cgroup or user if @count.
+ */
+static int som_region_charge(struct som_region *region, unsigned long nr,
+			     bool count)
+{
+	int err;
+
+	lockdep_assert_held(&region->lock);
+	if (WARN_ON_ONCE(region->dead))
+		return -ENOMEM;
+	if (!region->charges.cgroup) {
+		err = som_charge_bind(&region->charges);
+		if (err)
+			return err;
+	}
+	return som_charge_try(&region->charges, nr, count);
+}
+
+/*
  * Reserve every absent index of [first, last], and a pool block for each:
  * all or nothing.
  */
@@ -273,13 +294,23 @@ static int som_region_reserve(struct som_region *region, pgoff_t first,
 			     SOM_TABLE_KIND_ABSENT);
 	if (!nr)
 		return 0;
-	err = som_pool_reserve(region->pool, &region->claim, nr);
+	err = som_region_charge(region, nr, true);
 	if (err)
 		return err;
+	err = som_pool_reserve(region->pool, &region->claim, nr);
+	if (err)
+		goto err_uncharge;
 	err = som_table_reserve(&region->table, first, last,
 				GFP_KERNEL_ACCOUNT);
 	if (err)
-		som_pool_unreserve(region->pool, &region->claim, nr);
+		goto err_unreserve;
+	som_charge_commit(&region->charges, nr);
+	return 0;
+
+err_unreserve:
+	som_pool_unreserve(region->pool, &region->claim, nr);
+err_uncharge:
+	som_charge_cancel(&region->charges, nr);
 	return err;
 }
 
@@ -290,7 +321,7 @@ static int som_region_reserve(struct som_region *region, pgoff_t first,
 static void som_region_release(struct som_region *region, pgoff_t first,
 			       pgoff_t last)
 {
-	unsigned long entry, nr_reserved = 0;
+	unsigned long entry, nr_reserved = 0, nr_freed = 0;
 	pgoff_t idx = first;
 
 	lockdep_assert_held(&region->lock);
@@ -303,6 +334,7 @@ static void som_region_release(struct som_region *region, pgoff_t first,
 		} else {
 			som_pool_free_block(region->pool, entry);
 			som_region_count(region, -1);
+			nr_freed++;
 		}
 		cond_resched();
 		if (idx++ == last)
@@ -316,6 +348,8 @@ static void som_region_release(struct som_region *region, pgoff_t first,
 	if (nr_reserved)
 		som_pool_unreserve(region->pool, &region->claim,
 				   nr_reserved);
+	if (nr_reserved + nr_freed)
+		som_charge_undo(&region->charges, nr_reserved + nr_freed);
 }
 
 /**
@@ -335,6 +369,8 @@ void som_region_destroy(struct som_region *region)
 	WARN_ON_ONCE(region->nr_vmas);
 	som_region_release(region, 0, ULONG_MAX);
 	region->dead = true;
+	/* Nothing is charged now: the records may go at once. */
+	som_charge_put(&region->charges);
 	mutex_unlock(&region->lock);
 	if (region->mm)
 		mmdrop(region->mm);
@@ -571,7 +607,8 @@ ALLOW_ERROR_INJECTION(som_region_fill, ERRNO);
 /*
  * Back the SOM_BLOCKS_PER_CHUNK indices from @first (1 GiB aligned) with
  * the blocks of one chunk, in order. Succeeds if they already are, or if
- * none holds a block yet and the pool has a whole free chunk.
+ * none holds a block yet and the pool has a whole free chunk. -EDQUOT if
+ * the region's cgroup or user may not have the holes among them.
  */
 static int som_region_fill_chunk(struct som_region *region, pgoff_t first,
 				 unsigned long *base)
@@ -579,6 +616,7 @@ static int som_region_fill_chunk(struct som_region *region, pgoff_t first,
 	pgoff_t last = first + SOM_BLOCKS_PER_CHUNK - 1;
 	struct som_table *table = &region->table;
 	unsigned long cfn, bfn, nr;
+	int err = -ENOSPC;
 
 	lockdep_assert_held(&region->lock);
 	cfn = som_table_chunk(table, first);
@@ -593,11 +631,21 @@ static int som_region_fill_chunk(struct som_region *region, pgoff_t first,
 
 	if (som_table_hold(table, first, GFP_KERNEL_ACCOUNT))
 		return -ENOSPC;
-	if (nr && som_pool_reserve(region->pool, &region->claim, nr))
+	/*
+	 * Past a limit: -EDQUOT, no chunk can help; the 2 MiB
+	 * path that follows counts the failure if it fails too.
+	 */
+	if (nr && som_region_charge(region, nr, false)) {
+		err = -EDQUOT;
 		goto err_unhold;
+	}
+	if (nr && som_pool_reserve(region->pool, &region->claim, nr))
+		goto err_uncharge;
 	bfn = som_pool_alloc_chunk(region->pool, &region->claim, first);
 	if (bfn == SOM_NO_BLOCK)
 		goto err_unreserve;
+	if (nr)
+		som_charge_commit(&region->charges, nr);
 	cfn = som_bfn_to_cfn(bfn);
 	som_table_set_chunk(table, first, cfn);
 	som_region_count(region, SOM_BLOCKS_PER_CHUNK);
@@ -609,9 +657,12 @@ out:
 err_unreserve:
 	if (nr)
 		som_pool_unreserve(region->pool, &region->claim, nr);
+err_uncharge:
+	if (nr)
+		som_charge_cancel(&region->charges, nr);
 err_unhold:
 	som_table_unhold(table, first);
-	return -ENOSPC;
+	return err;
 }
 
 /**
@@ -683,7 +734,7 @@ int som_region_chunk(struct som_region *region, pgoff_t pgoff,
 	/* No chunk for this GiB: compaction may make one. */
 	if (err == -ENOSPC)
 		som_region_chunk_wanted();
-	return err;
+	return err == -EDQUOT ? -ENOSPC : err;
 }
 
 /**

@@ -15,6 +15,7 @@
 #include <linux/xarray.h>
 
 #include "age.h"
+#include "charge.h"
 #include "pool.h"
 #include "table.h"
 
@@ -59,6 +60,9 @@
  * @poison:	page offset -> a hole a memory error left (region_poison.c)
  * @nr_poisoned: entries in @poison
  * @ages:	how long each index has gone unused (age.h)
+ * @charges:	the cgroup and the user its indices are charged to, 2 MiB
+ *		each (charge.c): bound at the first reservation, NULL until
+ *		then and once @dead
  */
 struct som_region {
 	struct mutex lock;		/* see above */
@@ -77,6 +81,7 @@ struct som_region {
 	struct xarray poison;
 	unsigned long nr_poisoned;
 	struct som_ages ages;
+	struct som_charges charges;
 };
 
 #define SOM_PAGES_PER_BLOCK_SHIFT	(SOM_BLOCK_SHIFT - PAGE_SHIFT)

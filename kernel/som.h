@@ -38,6 +38,8 @@ struct som_fault_stats {
  * @table_split: the regions' split GiBs
  * @table_nodes: the regions' table xarray nodes
  * @ages:	the regions' ages of their memory (age.h)
+ * @charges:	the records of cgroups and users charged, and of cgroups
+ *		limited (charge.c)
  */
 struct som_metadata {
 	u64 total;
@@ -50,6 +52,7 @@ struct som_metadata {
 	u64 table_split;
 	u64 table_nodes;
 	u64 ages;
+	u64 charges;
 };
 
 /* metadata.c */

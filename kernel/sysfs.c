@@ -19,6 +19,7 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 
+#include "charge.h"
 #include "migrate.h"
 #include "region.h"
 #include "som.h"
@@ -328,6 +329,40 @@ static ssize_t free_low_bytes_store(struct kobject *kobj,
 
 static struct kobj_attribute free_low_bytes_attr = __ATTR_RW(free_low_bytes);
 
+/* The limit of each user's som memory (charge.c): bytes, or "max". */
+static ssize_t uid_limit_bytes_show(struct kobject *kobj,
+				    struct kobj_attribute *attr, char *buf)
+{
+	u64 limit = som_uid_limit_get();
+
+	if (limit == SOM_CGROUP_NO_LIMIT)
+		return sysfs_emit(buf, "max\n");
+	return sysfs_emit(buf, "%llu\n", limit);
+}
+
+static ssize_t uid_limit_bytes_store(struct kobject *kobj,
+				     struct kobj_attribute *attr,
+				     const char *buf, size_t count)
+{
+	u64 limit;
+	int err;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	if (sysfs_streq(buf, "max")) {
+		limit = SOM_CGROUP_NO_LIMIT;
+	} else {
+		err = kstrtou64(buf, 0, &limit);
+		if (err || limit == SOM_CGROUP_NO_LIMIT)
+			return -EINVAL;
+	}
+	err = som_uid_limit_set(limit);
+	return err ?: count;
+}
+
+static struct kobj_attribute uid_limit_bytes_attr =
+	__ATTR_RW(uid_limit_bytes);
+
 static ssize_t free_low_show(struct kobject *kobj,
 			     struct kobj_attribute *attr, char *buf)
 {
@@ -432,6 +467,7 @@ static struct attribute *som_pool_attrs[] = {
 	&som_zero_fault_ns.attr.attr,
 	&zero_ahead_attr.attr,
 	&free_low_bytes_attr.attr,
+	&uid_limit_bytes_attr.attr,
 	&free_low_attr.attr,
 	&free_low_events_attr.attr,
 	&som_poisoned_pages_outside.attr.attr,

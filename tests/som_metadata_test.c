@@ -23,7 +23,7 @@
 struct som_meta {
 	long long total, chunks, chunk_bits, pool, sources, source_tables;
 	long long regions;
-	long long table_split, table_nodes, ages, region_total;
+	long long table_split, table_nodes, ages, charges, region_total;
 };
 
 static void som_meta_read(struct som_meta *m)
@@ -38,6 +38,7 @@ static void som_meta_read(struct som_meta *m)
 	m->table_split = som_stat(META "table_split_bytes");
 	m->table_nodes = som_stat(META "table_node_bytes");
 	m->ages = som_stat(META "ages_bytes");
+	m->charges = som_stat(META "charges_bytes");
 	m->region_total = som_stat("region_metadata_bytes");
 }
 
@@ -45,7 +46,7 @@ static long long som_meta_sum(const struct som_meta *m)
 {
 	return m->chunks + m->chunk_bits + m->pool + m->sources +
 	       m->source_tables + m->regions + m->table_split +
-	       m->table_nodes + m->ages;
+	       m->table_nodes + m->ages + m->charges;
 }
 
 /*
@@ -107,6 +108,8 @@ TEST_F(metadata, parts_add_up_to_the_total)
 	EXPECT_LT(0, m.table_split);
 	EXPECT_EQ(0, m.table_nodes);	/* one GiB at index 0: the root */
 	EXPECT_EQ(0, m.ages);		/* never scanned: every index young */
+	/* The mapping's user, cgroup and its ancestors up to the root. */
+	EXPECT_LT(0, m.charges);
 	EXPECT_EQ(m.total, som_meta_sum(&m));
 	EXPECT_EQ(m.region_total, m.regions + m.table_split + m.table_nodes +
 				  m.ages);

@@ -476,10 +476,11 @@ TEST_F(som, small_mapping_reserves_a_whole_block)
 
 /*
  * metadata_bytes without the per-block bits of chunks, which come and go
- * as the zeroing worker cleans blocks: the sum of the other parts, each
- * of which stays put while no mapping changes (metadata_bytes less
- * chunk_bits_bytes, read one after the other, could see the worker
- * between the two reads).
+ * as the zeroing worker cleans blocks, and without the cgroups' records,
+ * which come with a region's first reservation: the sum of the other
+ * parts, each of which stays put while no mapping changes
+ * (metadata_bytes less chunk_bits_bytes, read one after the other, could
+ * see the worker between the two reads).
  */
 static long long som_meta_but_bits(void)
 {

@@ -4,7 +4,10 @@
  * format (version 0.0.4), for node_exporter's textfile collector or any
  * scraper: each metric with its HELP and TYPE lines, then its samples;
  * the pool's figures without labels, each node's with node="N", each
- * source's with source="NAME". Everything comes from /sys/kernel/mm/som.
+ * source's with source="NAME", each cgroup's with cgroup="/PATH" (below
+ * the cgroup2 mount), each user's with uid="N". Everything comes from
+ * /sys/kernel/mm/som, but the cgroups' and users' figures, from
+ * SOM_IOC_CGROUP and SOM_IOC_USER.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -273,10 +276,136 @@ static void print_sources(void)
 		free(names);
 }
 
+static const struct metric cgroup_metrics[] = {
+	{ "som_cgroup_usage_bytes", "gauge",
+	  "som memory charged to the cgroup and its descendants." },
+	{ "som_cgroup_peak_bytes", "gauge",
+	  "The most som memory the cgroup and its descendants have held." },
+	{ "som_cgroup_limit_bytes", "gauge",
+	  "The cgroup's own som limit (cgroups without one have no sample)." },
+	{ "som_cgroup_failures_total", "counter",
+	  "Reservations refused because of the cgroup's limit." },
+};
+
+#define NR_CGROUP_METRICS (sizeof(cgroup_metrics) / sizeof(cgroup_metrics[0]))
+
+/* The cgroups' figures, read in one walk so that they agree. */
+struct cgroup_rows {
+	struct cgroup_row {
+		char *rel;
+		struct som_cgroup c;
+	} *v;
+	int n;
+};
+
+static void cgroup_collect(const char *rel, const struct som_cgroup *c,
+			   void *arg)
+{
+	struct cgroup_rows *rows = arg;
+	struct cgroup_row *v;
+
+	v = realloc(rows->v, (rows->n + 1) * sizeof(*v));
+	if (!v)
+		die("out of memory");
+	rows->v = v;
+	v[rows->n].rel = strdup(rel);
+	if (!v[rows->n].rel)
+		die("out of memory");
+	v[rows->n++].c = *c;
+}
+
+static void print_cgroups_prometheus(void)
+{
+	struct cgroup_rows rows = { NULL, 0 };
+	unsigned long long v[4];
+	unsigned int k;
+	int i;
+
+	if (each_cgroup(cgroup_collect, &rows))
+		return;
+	for (k = 0; k < NR_CGROUP_METRICS; k++) {
+		header(&cgroup_metrics[k]);
+		for (i = 0; i < rows.n; i++) {
+			const struct som_cgroup *c = &rows.v[i].c;
+
+			v[0] = c->usage;
+			v[1] = c->peak;
+			v[2] = c->limit;
+			v[3] = c->failures;
+			if (k != 2 || c->limit != SOM_CGROUP_NO_LIMIT)
+				sample(cgroup_metrics[k].name, "cgroup",
+				       rows.v[i].rel, v[k]);
+		}
+	}
+	for (i = 0; i < rows.n; i++)
+		free(rows.v[i].rel);
+	free(rows.v);
+}
+
+static const struct metric user_metrics[] = {
+	{ "som_user_usage_bytes", "gauge", "som memory charged to the user." },
+	{ "som_user_peak_bytes", "gauge",
+	  "The most som memory the user has held." },
+	{ "som_user_failures_total", "counter",
+	  "Reservations refused because of the per-user limit." },
+};
+
+#define NR_USER_METRICS (sizeof(user_metrics) / sizeof(user_metrics[0]))
+
+static const struct metric uid_limit = {
+	"som_uid_limit_bytes", "gauge",
+	"The limit of each user's som memory (no sample: none).",
+};
+
+struct user_rows {
+	struct som_user *v;
+	int n;
+};
+
+static void user_collect(const struct som_user *u, void *arg)
+{
+	struct user_rows *rows = arg;
+	struct som_user *v;
+
+	v = realloc(rows->v, (rows->n + 1) * sizeof(*v));
+	if (!v)
+		die("out of memory");
+	rows->v = v;
+	v[rows->n++] = *u;
+}
+
+static void print_users_prometheus(void)
+{
+	unsigned long long v[3], limit = user_limit();
+	struct user_rows rows = { NULL, 0 };
+	char uid[16];
+	unsigned int k;
+	int i;
+
+	if (each_user(user_collect, &rows))
+		return;
+	header(&uid_limit);
+	if (limit != SOM_CGROUP_NO_LIMIT)
+		sample(uid_limit.name, NULL, NULL, limit);
+	for (k = 0; k < NR_USER_METRICS; k++) {
+		header(&user_metrics[k]);
+		for (i = 0; i < rows.n; i++) {
+			v[0] = rows.v[i].usage;
+			v[1] = rows.v[i].peak;
+			v[2] = rows.v[i].failures;
+			snprintf(uid, sizeof(uid), "%u", rows.v[i].uid);
+			sample(user_metrics[k].name, "uid", uid, v[k]);
+		}
+	}
+	free(rows.v);
+}
+
 void print_prometheus(void)
 {
 	print_pool();
 	print_activity();
 	print_ages();
 	print_sources();
+	print_cgroups_prometheus();
+	print_users_prometheus();
 }

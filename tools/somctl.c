@@ -13,11 +13,16 @@
  *   somctl compact                     run a compaction pass now
  *   somctl poison PHYS                 declare a page of the pool bad
  *   somctl poison --forget SIZE@START  forget errors of replaced memory
+ *   somctl limit CGROUP SIZE|max       cap a cgroup's som memory
+ *   somctl cgroups                     som memory per cgroup
+ *   somctl user-limit SIZE|max         cap each user's som memory
+ *   somctl users                       som memory per user
  *
- * status.c, procs.c, ages.c, sources.c, compact.c and poison.c hold the
- * commands; this file the command line and the helpers they share. Exit
- * status: 0 done, 1 failed (one line on stderr says why), 2 a usage error,
- * found before anything is opened. See Documentation/admin-guide.md and somctl(8).
+ * status.c, procs.c, ages.c, sources.c, compact.c, poison.c, cgroups.c
+ * and users.c hold the commands; this file the command line and the helpers
+ * they share. Exit status: 0 done, 1 failed (one line on stderr says why),
+ * 2 a usage error, found before anything is opened. See
+ * Documentation/admin-guide.md and somctl(8).
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -69,6 +74,14 @@ static const struct command {
 	{ "poison", OPT_FORGET, 1, 1, poison_cmd,
 	  "poison PHYS\n"
 	  "poison --forget SIZE@START" },
+	{ "limit", 0, 2, 2, limit_cmd,
+	  "limit CGROUP SIZE|max" },
+	{ "cgroups", OPT_JSON, 0, 0, cgroups_cmd,
+	  "cgroups [--json]" },
+	{ "user-limit", 0, 1, 1, user_limit_cmd,
+	  "user-limit SIZE|max" },
+	{ "users", OPT_JSON, 0, 0, users_cmd,
+	  "users [--json]" },
 };
 
 #define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -86,4 +86,24 @@ void compact_cmd(const struct cmdline *cl);
 /* poison.c */
 void poison_cmd(const struct cmdline *cl);
 
+/* cgroups.c */
+struct som_cgroup;
+void limit_cmd(const struct cmdline *cl);
+void cgroups_cmd(const struct cmdline *cl);
+int print_cgroups(int json);
+const char *no_cgroups(int err);
+void json_string(const char *s);
+
+/* users.c */
+struct som_user;
+void users_cmd(const struct cmdline *cl);
+void user_limit_cmd(const struct cmdline *cl);
+int print_users(int json);
+void print_user_limit_json(unsigned long long limit);
+unsigned long long user_limit(void);
+int each_user(void (*fn)(const struct som_user *u, void *arg), void *arg);
+int each_cgroup(void (*fn)(const char *rel, const struct som_cgroup *c,
+			   void *arg),
+		void *arg);
+
 #endif

@@ -124,7 +124,7 @@ static void print_table(void)
 {
 	char nodes[64][16], a[32], b[32], c[32];
 	struct source src[128];
-	int nr_nodes, nr, i;
+	int nr_nodes, nr, i, n;
 	unsigned int k;
 
 	nr = read_sources(src, 128);
@@ -169,6 +169,14 @@ static void print_table(void)
 		       src[i].struct_page ? "yes" : "no",
 		       src[i].movable ? "yes" : "no", src[i].errors, a);
 	}
+	/* Each cgroup's figures count its descendants' (somctl cgroups). */
+	printf("\n");
+	n = print_cgroups(0);
+	if (n < 0)
+		printf("cgroups: %s\n", no_cgroups(n));
+	printf("\n");
+	if (print_users(0) < 0)
+		printf("users: this som module has no per-user accounting\n");
 }
 
 static void print_counters_json(const char *node)
@@ -218,7 +226,11 @@ static void print_json(void)
 		       src[i].struct_page ? "true" : "false",
 		       src[i].movable ? "true" : "false", src[i].errors,
 		       src[i].retired);
-	printf("%s]}\n", nr ? "\n " : "");
+	printf("%s],\n \"cgroups\": [", nr ? "\n " : "");
+	printf("%s],\n \"uid_limit_bytes\": ", print_cgroups(1) > 0 ? "\n " : "");
+	print_user_limit_json(user_limit());
+	printf(",\n \"users\": [");
+	printf("%s]}\n", print_users(1) > 0 ? "\n " : "");
 }
 
 void status_cmd(const struct cmdline *cl)

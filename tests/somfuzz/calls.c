@@ -470,6 +470,49 @@ long sf_call_ioc_proc_usage(struct sf_thread *t, const uint64_t *a)
 		     sf_ptr(a[4], &u, sizeof(u))) ? -errno : 0;
 }
 
+/*
+ * SOM_IOC_CGROUP on: the executor's own cgroup (sf_exec_init() puts it in
+ * SF_CGROUP, so a limit there bites its own mappings; sf_exec_cleanup()
+ * lifts it), the root (read only: a limit there would outlive the run),
+ * a directory that is no cgroup, a bad fd, /dev/som itself.
+ */
+long sf_call_ioc_cgroup(struct sf_thread *t, const uint64_t *a)
+{
+	static const char *const dirs[] = { SF_CGROUP, SF_CGROUP_FS, "/tmp" };
+	struct som_cgroup c = {
+		.flags = (uint32_t)a[2], .limit = a[3],
+		.__reserved = { a[4], 0 },
+	};
+	unsigned int which = a[1] % 5;
+	long ret;
+
+	if (which == 1)
+		c.flags &= ~SOM_CGROUP_SET_LIMIT;
+	if (which < 3)
+		c.cgroup_fd = open(dirs[which], O_RDONLY | O_DIRECTORY |
+				   O_CLOEXEC);
+	else
+		c.cgroup_fd = which == 3 ? -1 : sf_dev_fd;
+	ret = ioctl(sf_fd_arg(t, SF_R_DEV, a[0]), SOM_IOC_CGROUP,
+		    sf_ptr(a[5], &c, sizeof(c))) ? -errno : 0;
+	if (which < 3 && c.cgroup_fd >= 0)
+		close(c.cgroup_fd);
+	return ret;
+}
+
+/* SOM_IOC_USER: a uid (the caller's, root, nobody, unmapped), flags. */
+long sf_call_ioc_user(struct sf_thread *t, const uint64_t *a)
+{
+	static const uint32_t uids[] = { 0, 65534, 4242, (uint32_t)-1 };
+	struct som_user u = {
+		.uid = uids[a[1] % 4], .flags = (uint32_t)a[2],
+		.__reserved = { a[3], 0 },
+	};
+
+	return ioctl(sf_fd_arg(t, SF_R_DEV, a[0]), SOM_IOC_USER,
+		     sf_ptr(a[4], &u, sizeof(u))) ? -errno : 0;
+}
+
 long sf_call_ioc_raw(struct sf_thread *t, const uint64_t *a)
 {
 	static const unsigned long cmds[] = {

@@ -25,6 +25,8 @@ long sf_call_ioc_policy(struct sf_thread *t, const uint64_t *a);
 long sf_call_ioc_source_add(struct sf_thread *t, const uint64_t *a);
 long sf_call_ioc_source_remove(struct sf_thread *t, const uint64_t *a);
 long sf_call_ioc_proc_usage(struct sf_thread *t, const uint64_t *a);
+long sf_call_ioc_cgroup(struct sf_thread *t, const uint64_t *a);
+long sf_call_ioc_user(struct sf_thread *t, const uint64_t *a);
 long sf_call_ioc_raw(struct sf_thread *t, const uint64_t *a);
 long sf_call_sysfs_write(struct sf_thread *t, const uint64_t *a);
 long sf_call_sysfs_read(struct sf_thread *t, const uint64_t *a);

@@ -93,6 +93,16 @@ static const uint64_t source_names[] = { 0, 1, 2, 3, 4, 5, 6 };
 static const uint64_t remove_names[] = { 0, 1, 2, 3, 4 };
 /* calls.c: sf_usage_pid() */
 static const uint64_t usage_pids[] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+/* calls.c: sf_call_ioc_cgroup(): which fd, and limits around the pool's */
+static const uint64_t cgroup_targets[] = { 0, 1, 2, 3, 4 };
+static const uint64_t cgroup_flags[] = { 0, SOM_CGROUP_SET_LIMIT, 1U << 1 };
+static const uint64_t cgroup_limits[] = {
+	0, SOM_CGROUP_NO_LIMIT, 2UL << 20, (2UL << 20) + 4095, 64UL << 20,
+	1UL << 30, 3UL << 30, 1,
+};
+/* calls.c: sf_call_ioc_user() */
+static const uint64_t user_uids[] = { 0, 1, 2, 3 };
+static const uint64_t user_flags[] = { 0, SOM_USER_NEXT, 1U << 1 };
 /* calls.c: sf_raw_cmd() */
 static const uint64_t raw_cmds[] = { 0, 1, 2, 3, 4, 5, 6, 7, 8 };
 /* calls.c: sf_sysfs_files and their values */
@@ -156,6 +166,13 @@ const struct sf_call_desc sf_calls[] = {
 	{ "ioc_proc_usage", sf_call_ioc_proc_usage, SF_CTL_NONE, -1, 3, 5,
 	  { RES("fd", SF_R_FD), ENUM("pid", usage_pids), RSVD("flags"),
 	    RSVD("reserved"), PTR("ptr") } },
+	{ "ioc_cgroup", sf_call_ioc_cgroup, SF_CTL_NONE, -1, 2, 6,
+	  { RES("dev", SF_R_DEV), ENUM("target", cgroup_targets),
+	    FLAGS("flags", cgroup_flags), ENUM("limit", cgroup_limits),
+	    RSVD("reserved"), PTR("ptr") } },
+	{ "ioc_user", sf_call_ioc_user, SF_CTL_NONE, -1, 1, 5,
+	  { RES("dev", SF_R_DEV), ENUM("uid", user_uids),
+	    FLAGS("flags", user_flags), RSVD("reserved"), PTR("ptr") } },
 	{ "ioc_raw", sf_call_ioc_raw, SF_CTL_NONE, -1, 1, 3,
 	  { RES("fd", SF_R_FD), ENUM("cmd", raw_cmds), PTR("ptr") } },
 	{ "sysfs_write", sf_call_sysfs_write, SF_CTL_NONE, -1, 2, 3,

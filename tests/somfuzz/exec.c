@@ -22,9 +22,14 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <linux/som.h>
 
 #include "somfuzz.h"
 
@@ -76,6 +81,39 @@ static int sf_reserve_arena(void)
 		       -1, 0);
 
 	return p == MAP_FAILED ? -1 : 0;
+}
+
+/*
+ * Run in SF_CGROUP, mounting cgroup2 if nothing is: without it,
+ * ioc_cgroup finds no cgroup and fails with EBADF, which is fine too.
+ */
+static void sf_enter_cgroup(void)
+{
+	struct statfs fs;
+	int fd;
+
+	if (statfs(SF_CGROUP_FS, &fs) || fs.f_type != 0x63677270)
+		mount("none", SF_CGROUP_FS, "cgroup2", 0, NULL);
+	mkdir(SF_CGROUP, 0755);
+	fd = open(SF_CGROUP "/cgroup.procs", O_WRONLY | O_CLOEXEC);
+	if (fd >= 0 && write(fd, "0", 1) < 0)
+		perror(SF_CGROUP);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* A program's limit on SF_CGROUP goes with the program. */
+static void sf_lift_cgroup_limit(void)
+{
+	struct som_cgroup c = {
+		.flags = SOM_CGROUP_SET_LIMIT, .limit = SOM_CGROUP_NO_LIMIT,
+	};
+
+	c.cgroup_fd = open(SF_CGROUP, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (c.cgroup_fd < 0)
+		return;
+	ioctl(sf_dev_fd, SOM_IOC_CGROUP, &c);
+	close(c.cgroup_fd);
 }
 
 int sf_exec_init(void)
@@ -136,6 +174,7 @@ int sf_exec_init(void)
 	sigaction(SIGBUS, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	sf_dev_fd = open("/dev/som", O_RDWR | O_CLOEXEC);
+	sf_enter_cgroup();
 	return 0;
 }
 
@@ -535,6 +574,7 @@ static void sf_exec_cleanup(struct sf_exec *ex)
 	}
 	sf_reserve_arena();
 	munmap(SF_FAR, SF_FAR_SIZE);
+	sf_lift_cgroup_limit();
 }
 
 int sf_exec_prog(const struct sf_prog *p)

@@ -248,6 +248,13 @@ struct sf_thread {
 	uint64_t rnd;
 };
 
+/*
+ * The cgroup every executor runs in (exec.c), so that the limits
+ * ioc_cgroup sets bite the executor's own reservations and nobody else's.
+ */
+#define SF_CGROUP_FS	"/sys/fs/cgroup"
+#define SF_CGROUP	SF_CGROUP_FS "/somfuzz"
+
 /* exec.c */
 extern char *sf_arena;
 #define SF_ARENA_SIZE	(16UL << 30)

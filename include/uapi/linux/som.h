@@ -346,4 +346,101 @@ struct som_proc_ages {
  */
 #define SOM_IOC_PROC_AGES	_IOWR(SOM_IOCTL_BASE, 0x07, struct som_proc_ages)
 
+/* struct som_cgroup flags */
+#define SOM_CGROUP_SET_LIMIT	(1U << 0)	/* set the limit to @limit */
+#define SOM_CGROUP_FLAGS	SOM_CGROUP_SET_LIMIT
+#define SOM_CGROUP_NO_LIMIT	(~(__u64)0)	/* @limit: none of its own */
+
+/**
+ * struct som_cgroup - a cgroup's som memory and its limit
+ * @cgroup_fd:	in: a file descriptor of a cgroup v2 directory
+ * @flags:	in: SOM_CGROUP_* flags
+ * @limit:	in, with SOM_CGROUP_SET_LIMIT (ignored without): the most
+ *		som memory, in bytes, that the cgroup and its descendants may
+ *		hold (rounded down to a multiple of 2 MiB), or
+ *		SOM_CGROUP_NO_LIMIT; out: the limit, or SOM_CGROUP_NO_LIMIT
+ *		if the cgroup has none of its own (its ancestors' still apply)
+ * @usage:	out: bytes of som memory charged to the cgroup and its
+ *		descendants now
+ * @peak:	out: the most @usage has been since som.ko was loaded (or
+ *		since it was 0 with no limit set)
+ * @failures:	out: reservations refused because they would have taken
+ *		@usage past @limit
+ * @__reserved:	must be 0
+ *
+ * som memory is charged to the cgroup of the task that makes a region's
+ * first reservation (the first mmap() of /dev/som, or a som file's
+ * creation or first growth), 2 MiB per index the region holds, reserved
+ * or backed. The region stays bound to that cgroup: what it reserves
+ * later (another mmap() of the same open /dev/som, a som file grown or
+ * its holes filled, by whichever task) is charged there too, after the
+ * task moved or in another task's hands. The charge goes when the memory
+ * goes back to the pool.
+ */
+struct som_cgroup {
+	__s32 cgroup_fd;
+	__u32 flags;
+	__u64 limit;
+	__u64 usage;
+	__u64 peak;
+	__u64 failures;
+	__u64 __reserved[2];
+};
+
+/*
+ * SOM_IOC_CGROUP, on /dev/som: fill in the out fields for the cgroup at
+ * @cgroup_fd, after setting its limit with SOM_CGROUP_SET_LIMIT
+ * (CAP_SYS_ADMIN). A reservation that would take any cgroup on the way
+ * to the root past its limit fails whole, with ENOMEM (mmap()) or ENOSPC
+ * (a som file's growth; a fault that fills a hole of a som file gets
+ * SIGBUS), and counts as a failure of that cgroup. A limit below the usage
+ * takes nothing away; it stops new reservations. Errors: EFAULT, EINVAL
+ * (unknown flags or reserved fields set), EBADF (@cgroup_fd is not a
+ * cgroup v2 directory), ENOENT (the cgroup was removed), EPERM, ENOMEM,
+ * EOPNOTSUPP (a kernel without cgroups).
+ */
+#define SOM_IOC_CGROUP		_IOWR(SOM_IOCTL_BASE, 0x08, struct som_cgroup)
+
+/* struct som_user flags */
+#define SOM_USER_NEXT		(1U << 0)	/* the first user from @uid on */
+#define SOM_USER_FLAGS		SOM_USER_NEXT
+
+/**
+ * struct som_user - a user's som memory
+ * @uid:	in: a user id, in the caller's user namespace; out, with
+ *		SOM_USER_NEXT: the lowest user id from @uid on that holds som
+ *		memory (the next call asks from @uid + 1)
+ * @flags:	in: SOM_USER_* flags
+ * @limit:	out: the limit each user's som memory has
+ *		(/sys/kernel/mm/som/uid_limit_bytes), or SOM_CGROUP_NO_LIMIT
+ * @usage:	out: bytes of som memory charged to the user now
+ * @peak:	out: the most @usage has been while the user held som memory
+ * @failures:	out: reservations refused because of @limit, likewise
+ * @__reserved:	must be 0
+ *
+ * som memory is charged to the user (real uid) of the task that makes a
+ * region's first reservation, as it is to the task's cgroup
+ * (struct som_cgroup), and stays there.
+ */
+struct som_user {
+	__u32 uid;
+	__u32 flags;
+	__u64 limit;
+	__u64 usage;
+	__u64 peak;
+	__u64 failures;
+	__u64 __reserved[2];
+};
+
+/*
+ * SOM_IOC_USER, on /dev/som: fill in the out fields for @uid, or with
+ * SOM_USER_NEXT for the first user from @uid on that holds som memory.
+ * Anyone may ask about any user. Errors: EFAULT, EINVAL (unknown flags,
+ * reserved fields set, without SOM_USER_NEXT: @uid not mapped in the
+ * caller's user namespace),
+ * ENOENT (with SOM_USER_NEXT: no such user), EOPNOTSUPP (a kernel without
+ * cgroups, which som's accounting is built on).
+ */
+#define SOM_IOC_USER		_IOWR(SOM_IOCTL_BASE, 0x09, struct som_user)
+
 #endif /* _UAPI_LINUX_SOM_H */
