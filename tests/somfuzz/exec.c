@@ -175,6 +175,8 @@ int sf_exec_init(void)
 	signal(SIGPIPE, SIG_IGN);
 	sf_dev_fd = open("/dev/som", O_RDWR | O_CLOEXEC);
 	sf_enter_cgroup();
+	/* An executor killed mid-program (a finding, a hang) left its limit. */
+	sf_lift_cgroup_limit();
 	return 0;
 }
 
