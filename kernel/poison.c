@@ -157,7 +157,7 @@ long som_ioctl_poison(struct som_poison __user *uarg)
 		return -EPERM;
 	if (copy_from_user(&arg, uarg, sizeof(arg)))
 		return -EFAULT;
-	if ((arg.flags & ~SOM_POISON_FLAGS) || arg.__pad || arg.__reserved[0])
+	if ((arg.flags & ~SOM_POISON_FLAGS) || arg.__pad || arg.__reserved)
 		return -EINVAL;
 	if (arg.flags & SOM_POISON_FORGET)
 		return som_poison_forget(&arg);

@@ -85,7 +85,7 @@ TEST_F(poison, bad_arguments_are_refused)
 	EXPECT_EQ(-1, ioctl(self->dev, SOM_IOC_POISON, &p));
 	EXPECT_EQ(EINVAL, errno);
 	memset(&p, 0, sizeof(p));
-	p.__reserved[0] = 1;
+	p.__reserved = 1;
 	EXPECT_EQ(-1, ioctl(self->dev, SOM_IOC_POISON, &p));
 	EXPECT_EQ(EINVAL, errno);
 	/* @len is only for SOM_POISON_FORGET. */

@@ -273,7 +273,7 @@ struct som_poison {
 	__u32 flags;
 	__u32 __pad;
 	__u64 len;
-	__u64 __reserved[1];
+	__u64 __reserved;
 };
 
 /*
