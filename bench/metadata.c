@@ -39,7 +39,7 @@
 
 static const char *const som_meta_parts[] = {
 	"chunks", "chunk_bits", "pool", "sources", "source_tables", "regions",
-	"table_split", "table_nodes",
+	"table_split", "table_nodes", "charges",
 };
 
 #define NR_HUGEPAGES_1G \

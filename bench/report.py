@@ -618,7 +618,8 @@ def meta_table(meta):
         "chunk table; chunk_bits = 128-byte per-block bits of a chunk whose "
         "blocks differ (and the pool's one spare); table_split =",
         "a region's 808-byte split GiB; table_nodes = its table's xarray "
-        "nodes; pool, sources, regions: fixed.",
+        "nodes; pool, sources, regions, charges (the records",
+        "of the cgroup and the user a region is charged to): fixed.",
         "Totals (bytes) by pool size:",
         f"{'':30}" + "".join(f"{str(g) + ' GiB':>10}" for g in pools),
     ]

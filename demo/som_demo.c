@@ -41,6 +41,7 @@ struct som_run {
 	long long pool;			/* the pool, its sets, spare bits */
 	long long sources;		/* the sources' descriptors */
 	long long region;		/* its region's descriptor */
+	long long charges;		/* records of its cgroups and user */
 	long long fault_bytes;		/* zeroed in its faults */
 	long long fault_ns;
 	long long free_during;
@@ -127,10 +128,11 @@ static long long per_gib(long long bytes, long long total)
  * allocates that grows with memory: the chunk descriptors and the
  * sources' chunk tables per GiB of pool, and, read while the mapping
  * lives, its region's table. The rest (the pool, its sets and spare
- * per-block bits, the sources' descriptors, the region's descriptor) is
- * fixed, and printed apart; the parts add up to metadata_bytes. (With
- * the mapping a whole chunk, no chunk's blocks differ: the per-block
- * bits are only the pool's one spare.)
+ * per-block bits, the sources' descriptors, the region's descriptor, the
+ * records of the cgroups and the user it is charged to) is fixed, and
+ * printed apart; the parts add up to metadata_bytes. (With the mapping a
+ * whole chunk, no chunk's blocks differ: the per-block bits are only the
+ * pool's one spare.)
  */
 static int run_som(struct backing *b, struct som_run *r)
 {
@@ -162,6 +164,9 @@ static int run_som(struct backing *b, struct som_run *r)
 		  som_stat("metadata/chunk_bits_bytes");
 	r->sources = som_stat("metadata/sources_bytes");
 	r->region = som_stat("metadata/regions_bytes");
+	r->charges = som_stat("metadata/charges_bytes");
+	if (r->charges < 0)	/* a som.ko without charges */
+		r->charges = 0;
 	r->struct_page = per_gib(pool_struct_page_bytes() / 4096 * 64,
 				 som_stat("total_bytes"));
 	b->meta_per_gib = per_gib(r->chunks, som_stat("total_bytes")) +
@@ -263,13 +268,14 @@ int main(void)
 	       "  the chunk descriptors and the source's chunk table (%lld bytes for %lld GiB of pool) + %lld\n"
 	       "  for this 1 GiB mapping's table (a region's first GiB sits in its table's root; a region\n"
 	       "  of 2 to 64 GiB has one 576-byte node; a GiB in 2 MiB pieces adds 808); fixed, whatever the\n"
-	       "  memory: %lld bytes = %lld pool, sets and spare bits + %lld source + %lld region;\n"
-	       "  not counted: the file and inode every open file has\n",
+	       "  memory: %lld bytes = %lld pool, sets and spare bits + %lld source + %lld region\n"
+	       "  + %lld records of the cgroups and user it is charged to; not counted: the file and\n"
+	       "  inode every open file has\n",
 	       b[3].meta_per_gib - warm.struct_page,
 	       per_gib(warm.chunks, total), warm.chunks,
 	       total / (long long)GiB, warm.table,
-	       warm.pool + warm.sources + warm.region, warm.pool,
-	       warm.sources, warm.region);
+	       warm.pool + warm.sources + warm.region + warm.charges,
+	       warm.pool, warm.sources, warm.region, warm.charges);
 	printf("zeroing som memory since som.ko was loaded: the worker %.1f GiB at %.0f ms of CPU per GiB\n"
 	       "  (a kernel thread: charged to no process); faults %.1f GiB at %.0f ms per GiB (charged to\n"
 	       "  the process that faulted)\n",
@@ -285,13 +291,13 @@ int main(void)
 		       "  above; on arm64 for no-map reserved memory too): som saves no metadata here, and spends\n"
 		       "  %lld per GiB of its own plus %lld fixed bytes\n",
 		       warm.struct_page, b[3].meta_per_gib - warm.struct_page,
-		       warm.pool + warm.sources + warm.region);
+		       warm.pool + warm.sources + warm.region + warm.charges);
 	else
 		printf("struct page would cost %lld bytes per GiB; som spends %lld per GiB, all counted (%.0fx less),\n"
 		       "  plus %lld fixed bytes; a HugeTLB 1 GiB page with HVO keeps 4096 (measured: vm/run bench)\n",
 		       b[0].meta_per_gib, b[3].meta_per_gib,
 		       (double)b[0].meta_per_gib / b[3].meta_per_gib,
-		       warm.pool + warm.sources + warm.region);
+		       warm.pool + warm.sources + warm.region + warm.charges);
 	printf("(first-touch times are under QEMU TCG here: indicative only)\n");
 	return free_after == free_before ? 0 : 1;
 }

@@ -1,5 +1,6 @@
 #!/bin/sh
-# Guest side of `vm/run demo`: load som.ko, run /som/bin/som_demo, unload.
+# Guest side of `vm/run demo`: load som.ko, run /som/bin/som_demo, show
+# an operator limiting two containers' som memory, unload.
 #
 # som_demo measures som cold first, so it runs right after som.ko is
 # loaded, while the worker has most of the pool still to zero. QEMU backs
@@ -32,6 +33,53 @@ if [ -x /som/bin/som_demo ]; then
 else
 	echo "demo: /som/bin/som_demo is not there"
 fi
+
+# An operator limits two containers (cgroups "web" and "db") and reads
+# their usage: each runs som_hold, whose memory is charged to its cgroup.
+# Every command is shown as typed, then what it printed.
+run() {
+	echo "# $*"
+	"$@" || status=1
+}
+
+# som_hold SIZE in cgroup $1, in the background: it enters the cgroup
+# first, so that its mmap() is charged there. Its line goes to
+# /tmp/hold.$1, shown once it is there (up to 60 s).
+hold_in() {
+	cg=$1
+	shift
+	echo "# (in $cg) som_hold $*"
+	sh -c 'echo 0 > /sys/fs/cgroup/'"$cg"'/cgroup.procs && exec som_hold "$@"' \
+		som_hold "$@" > "/tmp/hold.$cg" &
+	tries=0
+	while [ ! -s "/tmp/hold.$cg" ] && [ $tries -lt 60 ]; do
+		sleep 1
+		tries=$((tries + 1))
+	done
+	cat "/tmp/hold.$cg"
+}
+
+echo
+echo "== an operator limits two containers"
+grep -q ' /sys/fs/cgroup cgroup2 ' /proc/mounts ||
+	mount -t cgroup2 none /sys/fs/cgroup || status=1
+mkdir -p /sys/fs/cgroup/web /sys/fs/cgroup/db
+run somctl limit /web 256M
+run somctl limit /db 1G
+hold_in web 192M
+web=$!
+hold_in db 768M
+db=$!
+echo "# (in web) som_hold 128M 1: past web's limit"
+sh -c 'echo 0 > /sys/fs/cgroup/web/cgroup.procs && exec som_hold 128M 1'
+[ $? -eq 1 ] || status=1
+run somctl cgroups
+echo "# somctl status --prometheus | grep '^som_cgroup_.*/'"
+somctl status --prometheus | grep '^som_cgroup_.*/'
+kill "$web" "$db"
+wait "$web" "$db" 2>/dev/null
+run somctl cgroups
+rmdir /sys/fs/cgroup/web /sys/fs/cgroup/db || status=1
 
 rmmod som || status=1
 exit "$status"
