@@ -311,6 +311,32 @@ int som_charge_try(struct som_charges *ch, unsigned long nr_blocks,
 	return 0;
 }
 
+/* What a charge som_charge_try() took becomes, or a committed one. */
+enum som_charge_step {
+	SOM_CHARGE_COMMIT,	/* pending -> usage, the peaks follow */
+	SOM_CHARGE_CANCEL,	/* pending -> nothing */
+	SOM_CHARGE_UNDO,	/* usage -> nothing */
+};
+
+static void som_charge_step(struct som_charges *ch, unsigned long nr_blocks,
+			    enum som_charge_step step)
+{
+	u64 bytes = (u64)nr_blocks << SOM_BLOCK_SHIFT, *from;
+	struct som_charge *c;
+
+	spin_lock(&som_charge_lock);
+	for (c = som_charge_first(ch); c; c = som_charge_next(ch, c)) {
+		from = step == SOM_CHARGE_UNDO ? &c->usage : &c->pending;
+		WARN_ON_ONCE(*from < bytes);
+		*from -= min(*from, bytes);
+		if (step == SOM_CHARGE_COMMIT) {
+			c->usage += bytes;
+			c->peak = max(c->peak, c->usage);
+		}
+	}
+	spin_unlock(&som_charge_lock);
+}
+
 /**
  * som_charge_commit() - the reservation som_charge_try() charged went
  *	through
@@ -324,17 +350,7 @@ int som_charge_try(struct som_charges *ch, unsigned long nr_blocks,
  */
 void som_charge_commit(struct som_charges *ch, unsigned long nr_blocks)
 {
-	u64 bytes = (u64)nr_blocks << SOM_BLOCK_SHIFT;
-	struct som_charge *c;
-
-	spin_lock(&som_charge_lock);
-	for (c = som_charge_first(ch); c; c = som_charge_next(ch, c)) {
-		WARN_ON_ONCE(c->pending < bytes);
-		c->pending -= min(c->pending, bytes);
-		c->usage += bytes;
-		c->peak = max(c->peak, c->usage);
-	}
-	spin_unlock(&som_charge_lock);
+	som_charge_step(ch, nr_blocks, SOM_CHARGE_COMMIT);
 }
 
 /**
@@ -346,15 +362,7 @@ void som_charge_commit(struct som_charges *ch, unsigned long nr_blocks)
  */
 void som_charge_cancel(struct som_charges *ch, unsigned long nr_blocks)
 {
-	u64 bytes = (u64)nr_blocks << SOM_BLOCK_SHIFT;
-	struct som_charge *c;
-
-	spin_lock(&som_charge_lock);
-	for (c = som_charge_first(ch); c; c = som_charge_next(ch, c)) {
-		WARN_ON_ONCE(c->pending < bytes);
-		c->pending -= min(c->pending, bytes);
-	}
-	spin_unlock(&som_charge_lock);
+	som_charge_step(ch, nr_blocks, SOM_CHARGE_CANCEL);
 }
 
 /**
@@ -366,15 +374,7 @@ void som_charge_cancel(struct som_charges *ch, unsigned long nr_blocks)
  */
 void som_charge_undo(struct som_charges *ch, unsigned long nr_blocks)
 {
-	u64 bytes = (u64)nr_blocks << SOM_BLOCK_SHIFT;
-	struct som_charge *c;
-
-	spin_lock(&som_charge_lock);
-	for (c = som_charge_first(ch); c; c = som_charge_next(ch, c)) {
-		WARN_ON_ONCE(c->usage < bytes);
-		c->usage -= min(c->usage, bytes);
-	}
-	spin_unlock(&som_charge_lock);
+	som_charge_step(ch, nr_blocks, SOM_CHARGE_UNDO);
 }
 
 /**

@@ -148,15 +148,6 @@ void json_string(const char *s)
 	putchar('"');
 }
 
-/* "512 MiB", or "max" for none. */
-static void limit_str(unsigned long long limit, char *buf, size_t len)
-{
-	if (limit == SOM_CGROUP_NO_LIMIT)
-		snprintf(buf, len, "max");
-	else
-		gib_str(limit, buf, len);
-}
-
 struct rows {
 	int json;
 	int shown;

@@ -282,6 +282,15 @@ void gib_str(unsigned long long bytes, char *buf, size_t len)
 		snprintf(buf, len, "%.1f MiB", (double)bytes / (1 << 20));
 }
 
+/* A limit: "512 MiB", or "max" for none (SOM_CGROUP_NO_LIMIT). */
+void limit_str(unsigned long long limit, char *buf, size_t len)
+{
+	if (limit == SOM_CGROUP_NO_LIMIT)
+		snprintf(buf, len, "max");
+	else
+		gib_str(limit, buf, len);
+}
+
 /* A whole number from @min to @max, or a usage error naming @what. */
 static int number(const char *what, const char *s, long min, long max)
 {

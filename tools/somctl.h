@@ -50,6 +50,7 @@ int read_line(const char *path, char *buf, size_t len);
 int write_str(const char *path, const char *s);
 unsigned long long read_u64(const char *path);
 void gib_str(unsigned long long bytes, char *buf, size_t len);
+void limit_str(unsigned long long limit, char *buf, size_t len);
 
 /* status.c */
 void status_cmd(const struct cmdline *cl);

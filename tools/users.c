@@ -82,15 +82,6 @@ static void user_name(unsigned int uid, char *buf, size_t len)
 	fclose(f);
 }
 
-/* "512 MiB", or "max" for none. */
-static void limit_str(unsigned long long limit, char *buf, size_t len)
-{
-	if (limit == SOM_CGROUP_NO_LIMIT)
-		snprintf(buf, len, "max");
-	else
-		gib_str(limit, buf, len);
-}
-
 struct user_rows {
 	int json;
 	int shown;
