@@ -34,6 +34,7 @@
 
 #include "age.h"
 #include "region.h"
+#include "som_trace.h"
 #include "som.h"
 
 /* One scan at a time, by the worker or a writer of aging/scan. */
@@ -219,8 +220,9 @@ out:
 	return ret;
 }
 
-/* Age one region, a GiB at a time. */
-static int som_age_scan_region(struct som_region *region)
+/* Age one region, a GiB at a time; @gibs counts the GiBs it aged. */
+static int som_age_scan_region(struct som_region *region,
+			       unsigned long *gibs)
 {
 	struct mm_struct *mm;
 	pgoff_t idx = 0;
@@ -239,6 +241,7 @@ static int som_age_scan_region(struct som_region *region)
 	live = mm && mmget_not_zero(mm);
 	do {
 		err = som_age_scan_gib(region, mm, live, &idx);
+		*gibs += !err;
 	} while (!err);
 	if (live)
 		mmput(mm);
@@ -257,9 +260,9 @@ static int som_age_scan_region(struct som_region *region)
  */
 int som_age_scan(void)
 {
+	unsigned long nr, i = 0, gibs = 0;
 	struct som_region **regions;
-	unsigned long nr, i;
-	u64 start;
+	u64 start, ns;
 	int err = 0;
 
 	if (mutex_lock_killable(&som_age_mutex))
@@ -271,12 +274,14 @@ int som_age_scan(void)
 		goto out;
 	}
 	for (i = 0; i < nr && !err; i++)
-		err = som_age_scan_region(regions[i]);
+		err = som_age_scan_region(regions[i], &gibs);
 	som_regions_put(regions, nr);
 	if (!err)
 		atomic64_inc(&som_age_nr_scans);
-	atomic64_add(ktime_get_ns() - start, &som_age_ns);
 out:
+	ns = ktime_get_ns() - start;
+	atomic64_add(ns, &som_age_ns);
+	trace_som_age_scan(i, gibs, ns, err);
 	mutex_unlock(&som_age_mutex);
 	return err;
 }

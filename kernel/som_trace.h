@@ -162,6 +162,26 @@ TRACE_EVENT(som_poison,
 		      __get_str(how), __entry->state, __entry->err)
 );
 
+/*
+ * An aging scan (age_scan.c) went over @regions regions and @gibs GiBs
+ * holding memory, in @ns; @err is why it stopped early (-EINTR, -ENOMEM).
+ */
+TRACE_EVENT(som_age_scan,
+	    TP_PROTO(unsigned long regions, unsigned long gibs, u64 ns,
+		     int err),
+	    TP_ARGS(regions, gibs, ns, err),
+	    TP_STRUCT__entry(__field(unsigned long, regions)
+			     __field(unsigned long, gibs)
+			     __field(u64, ns)
+			     __field(int, err)),
+	    TP_fast_assign(__entry->regions = regions;
+			   __entry->gibs = gibs;
+			   __entry->ns = ns;
+			   __entry->err = err;),
+	    TP_printk("regions=%lu gibs=%lu ns=%llu err=%d", __entry->regions,
+		      __entry->gibs, __entry->ns, __entry->err)
+);
+
 #endif /* _SOM_TRACE_H */
 
 #undef TRACE_INCLUDE_PATH

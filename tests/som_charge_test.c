@@ -19,6 +19,7 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <linux/falloc.h>
+#include <pthread.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -620,6 +621,98 @@ TEST_F(charge, somctl_limits_two_containers_and_shows_them)
 	EXPECT_NE(NULL, strstr(out, "som limit max (in use: 48 MiB)"));
 	EXPECT_NE(0, som_capture("somctl limit /som-test/none 1G", out,
 				 sizeof(out)));
+}
+
+/* The race below: what its threads share. */
+struct refuse_race {
+	int dev, file;
+	volatile int stop;
+	long refused, mapped;
+};
+
+/* Grow a som file by exabytes: the charge is taken, the pool refuses. */
+static void *refuse_grow(void *arg)
+{
+	struct refuse_race *r = arg;
+
+	while (!r->stop)
+		if (ftruncate(r->file, 1LL << 62) && errno == ENOSPC)
+			r->refused++;
+	return NULL;
+}
+
+/* Map, touch and unmap 4 MiB: charges that go through, and commit. */
+static void *refuse_map(void *arg)
+{
+	struct refuse_race *r = arg;
+	char *p;
+
+	while (!r->stop) {
+		p = mmap(NULL, 4 * MiB, PROT_READ | PROT_WRITE, MAP_SHARED,
+			 r->dev, 0);
+		if (p == MAP_FAILED)
+			continue;
+		p[0] = 1;
+		munmap(p, 4 * MiB);
+		r->mapped++;
+	}
+	return NULL;
+}
+
+/*
+ * A reservation the pool refuses is charged while it is under way (so
+ * that two cannot pass a limit together) but never shows: not in the
+ * usage a reader sees, nor in a peak that a reservation going through
+ * meanwhile records (review of the per-user change: an unprivileged
+ * ftruncate() to 2^62 bytes made the root cgroup's peak 4 EiB for
+ * good). A child grows a som file by exabytes in one thread and maps
+ * 4 MiB again and again in another, in cgroup r; the test reads r's
+ * figures all along.
+ */
+TEST_F_TIMEOUT(charge, refused_reservations_never_show, 120)
+{
+	int seconds = som_env_seconds("SOM_CHARGE_RACE_SECONDS", 10, 600);
+	long long max_usage = 0;
+	struct som_cgroup c;
+	double end;
+	int status;
+	pid_t pid;
+
+	ASSERT_EQ(0, mkdir(TOP "/r", 0755));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct refuse_race r = { 0 };
+		pthread_t a, b;
+
+		if (cg_enter(TOP "/r"))
+			_exit(1);
+		r.dev = open(SOM_DEV, O_RDWR);
+		r.file = som_file(r.dev, 2 * MiB, 0);
+		if (r.dev < 0 || r.file < 0 ||
+		    pthread_create(&a, NULL, refuse_grow, &r) ||
+		    pthread_create(&b, NULL, refuse_map, &r))
+			_exit(2);
+		sleep(seconds);
+		r.stop = 1;
+		pthread_join(a, NULL);
+		pthread_join(b, NULL);
+		/* Both sides ran: refusals and reservations that went through. */
+		_exit(r.refused && r.mapped ? 0 : 3);
+	}
+	end = som_seconds() + seconds;
+	while (som_seconds() < end) {
+		ASSERT_EQ(0, cg_ioctl(self->dev, TOP "/r", 0, 0, &c));
+		if ((long long)c.usage > max_usage)
+			max_usage = c.usage;
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	ASSERT_EQ(0, cg_ioctl(self->dev, TOP "/r", 0, 0, &c));
+	/* The file's 2 MiB and one 4 MiB mapping at most, ever. */
+	EXPECT_GE(6 * (long long)MiB, max_usage);
+	EXPECT_GE(6 * MiB, c.peak);
+	EXPECT_EQ(0, c.failures);	/* no limit: the pool refused */
 }
 
 /* SOM_IOC_USER for @uid (with @flags); 0 or an errno. */

@@ -284,4 +284,32 @@ TEST_F(trace, sources_moves_and_memory_errors)
 	close(fd);
 }
 
+/*
+ * An aging scan (aging/scan) with one region holding memory, 4 MiB in
+ * one GiB: one event, one GiB, no error (the fixture's open /dev/som is a
+ * region too, with nothing to age); the worker is off, so the scan is
+ * this test's alone.
+ */
+TEST_F(trace, aging_scans)
+{
+	char *m;
+	int fd;
+
+	ASSERT_EQ(0, som_sysfs_write("aging/interval_ms", "0"));
+	fd = open(SOM_DEV, O_RDWR);
+	ASSERT_LE(0, fd);
+	m = som_map_shared(fd, 4 * MiB);
+	ASSERT_NE(MAP_FAILED, m);
+	m[0] = 1;
+	m[2 * MiB] = 1;
+	ASSERT_EQ(0, tr_write("trace", ""));
+	ASSERT_EQ(0, som_sysfs_write("aging/scan", "1"));
+	EXPECT_EQ(1, tr_count("som_age_scan", NULL));
+	EXPECT_EQ(1, tr_count("som_age_scan", " regions=2 ", " gibs=1 ",
+			      " err=0 ", NULL));
+	EXPECT_EQ(0, tr_count("som_age_scan", " ns=0 ", NULL));
+	munmap(m, 4 * MiB);
+	close(fd);
+}
+
 TEST_HARNESS_MAIN
