@@ -49,7 +49,7 @@ static bool som_source_args_ok(const struct som_source_args *a)
 long som_ioctl_source_add(struct som_source_args __user *uarg)
 {
 	struct som_source_args arg;
-	bool unmovable;
+	unsigned int flags;
 	int err;
 
 	if (!capable(CAP_SYS_ADMIN))
@@ -59,22 +59,22 @@ long som_ioctl_source_add(struct som_source_args __user *uarg)
 	if (!som_source_args_ok(&arg) ||
 	    strnlen(arg.name, sizeof(arg.name)) == sizeof(arg.name))
 		return -EINVAL;
-	unmovable = arg.flags & SOM_SOURCE_UNMOVABLE;
+	flags = arg.flags;
 
 	switch (arg.kind) {
 	case SOM_SOURCE_RESERVED:
-		err = som_reserved_add(arg.start, arg.size, unmovable,
+		err = som_reserved_add(arg.start, arg.size, flags,
 				       arg.name);
 		break;
 	case SOM_SOURCE_HUGETLB:
-		err = som_hugetlb_add(arg.fd, unmovable, arg.name);
+		err = som_hugetlb_add(arg.fd, flags, arg.name);
 		break;
 	case SOM_SOURCE_BUDDY:
 		err = som_buddy_add(arg.node == -1 ? NUMA_NO_NODE : arg.node,
-				    arg.size, unmovable, arg.name);
+				    arg.size, flags, arg.name);
 		break;
 	default:
-		err = som_dax_add(arg.start, arg.size, unmovable, arg.name);
+		err = som_dax_add(arg.start, arg.size, flags, arg.name);
 		break;
 	}
 	if (err)

@@ -33,6 +33,7 @@
 #include <linux/workqueue.h>
 
 #include "age.h"
+#include "migrate.h"
 #include "region.h"
 #include "som_trace.h"
 #include "som.h"
@@ -309,7 +310,8 @@ static void som_age_work_fn(struct work_struct *work)
 {
 	if (!READ_ONCE(som_age_interval_ms))
 		return;
-	som_age_scan();
+	if (!som_age_scan())
+		som_tier_after_scan();
 	som_age_queue();
 }
 

@@ -63,6 +63,31 @@ struct som_chunk_count {
  * it lives only as long as its mapping, which would keep 2 MiB entries;
  * a som file's mapping gets the 1 GiB entry when it is mapped again.
  */
+/*
+ * Do the blocks of the GiB at @first of a locked region lie in chunks of
+ * both tiers? Tiering (tier.c) moved some of them for their ages: putting
+ * them back into one chunk would undo that, and the next pass would move
+ * them again.
+ */
+static bool som_compact_mixed_tiers(struct som_region *region, pgoff_t first)
+{
+	pgoff_t idx = first, last = first + SOM_BLOCKS_PER_CHUNK - 1;
+	unsigned long bfn;
+	int tier = -1, t;
+
+	for (;; idx++) {
+		bfn = som_table_next(&region->table, &idx, last);
+		if (bfn == SOM_TABLE_ABSENT)
+			return false;
+		if (!som_table_is_block(bfn))
+			continue;
+		t = som_pool_block_tier(region->pool, bfn);
+		if (tier >= 0 && t != tier)
+			return true;
+		tier = t;
+	}
+}
+
 static bool som_compact_candidate(struct som_mover *mv, pgoff_t first)
 {
 	pgoff_t last = first + SOM_BLOCKS_PER_CHUNK - 1;
@@ -80,7 +105,8 @@ static bool som_compact_candidate(struct som_mover *mv, pgoff_t first)
 		return false;
 	/* A GiB with a hole a memory error left gets no 1 GiB entry. */
 	if (som_region_poisoned(region, first << SOM_PAGES_PER_BLOCK_SHIFT,
-				SOM_PAGES_PER_CHUNK))
+				SOM_PAGES_PER_CHUNK) ||
+	    som_compact_mixed_tiers(region, first))
 		return false;
 	if (!mv->live || !region->nr_vmas)
 		return region->mapping;
@@ -113,8 +139,10 @@ static pgoff_t som_compact_next(struct som_mover *mv, pgoff_t from)
  * index of which holds a block: the one that costs fewest copies, counting
  * the other regions' blocks to move out of it, on the node the policy
  * wants the GiB on if it names one (preferred, interleaved by the GiB)
- * and a chunk there will do. SOM_NO_BLOCK if none will do; *@foreign is
- * set to the number of blocks to move out.
+ * and a chunk there will do, and in the tier of the GiB's blocks (a
+ * candidate's are all of one), so that compaction undoes no tiering
+ * (tier.c). SOM_NO_BLOCK if none will do; *@foreign is set to the number
+ * of blocks to move out.
  */
 static unsigned long som_compact_target(struct som_mover *mv, pgoff_t first,
 					struct som_chunk_count *counts,
@@ -124,12 +152,15 @@ static unsigned long som_compact_target(struct som_mover *mv, pgoff_t first,
 	unsigned int i, j, nr = 0, cost, best_cost = UINT_MAX;
 	unsigned long cfn, best = SOM_NO_BLOCK;
 	struct som_chunk_info info;
-	int want = NUMA_NO_NODE, home = NUMA_NO_NODE;
-	bool unmovable;
+	int want = NUMA_NO_NODE, home = NUMA_NO_NODE, tier;
+	bool unmovable, slow;
 
 	if (region->claim.mode == SOM_CLAIM_PREFERRED ||
 	    region->claim.mode == SOM_CLAIM_INTERLEAVE)
 		want = som_claim_target(&region->claim, first);
+	tier = som_pool_block_tier(region->pool,
+				   som_table_get(&region->table, first));
+	slow = tier == SOM_TIER_SLOW;
 
 	for (i = 0; i < SOM_BLOCKS_PER_CHUNK; i++) {
 		cfn = som_bfn_to_cfn(som_table_get(&region->table, first + i));
@@ -142,7 +173,8 @@ static unsigned long som_compact_target(struct som_mover *mv, pgoff_t first,
 	for (j = 0; j < nr; j++) {
 		if (som_pool_chunk_info(region->pool, counts[j].cfn, &info) ||
 		    info.unmovable || info.isolated || info.assembling ||
-		    info.poisoned || !som_claim_allows(&region->claim, info.nid))
+		    info.poisoned || !som_claim_allows(&region->claim, info.nid) ||
+		    info.slow != slow)
 			continue;
 		cost = 2 * SOM_BLOCKS_PER_CHUNK - 2 * counts[j].nr -
 		       info.nr_free;
@@ -166,7 +198,9 @@ static unsigned long som_compact_target(struct som_mover *mv, pgoff_t first,
 						   som_table_get(&region->table,
 								 first),
 						   &unmovable);
-		cfn = som_pool_whole_chunk(region->pool, &region->claim, home);
+		cfn = som_pool_whole_chunk_tier(region->pool, &region->claim,
+						home, tier < 0 ? SOM_TIER_ANY :
+						tier);
 		if (cfn != SOM_NO_BLOCK) {
 			best = cfn;
 			*foreign = 0;
@@ -205,6 +239,11 @@ static int som_compact_gib(struct som_region *region, pgoff_t first,
 	}
 	for (idx = first; idx <= last && !err; idx++)
 		err = som_region_fill(region, idx, &bfn);
+	/* The blocks filled in may be of the other tier: then, no GiB. */
+	if (!err && som_compact_mixed_tiers(region, first)) {
+		som_mover_unlock(&mv);
+		goto out_unlock;
+	}
 	if (!err) {
 		cfn = som_compact_target(&mv, first, counts, &foreign);
 		err = cfn == SOM_NO_BLOCK ? -ENOSPC :

@@ -236,6 +236,36 @@ void som_mover_move(struct som_mover *mv, pgoff_t idx, unsigned long dst)
 }
 
 /**
+ * som_mover_spare() - a spare block for the block at @src to move into
+ * @mv: the locked region
+ * @src: the block that moves
+ * @nid: the node wanted
+ * @exact: only @nid will do; otherwise the nearest node with room
+ *
+ * Of @src's own tier if there is room there, so that a move for
+ * evacuation, a policy or a memory error undoes no tiering (tier.c);
+ * else of the other tier.
+ *
+ * Context: Caller holds the locks of som_mover_lock().
+ * Return: the block frame number, or SOM_NO_BLOCK if there is no room.
+ */
+unsigned long som_mover_spare(struct som_mover *mv, unsigned long src,
+			      int nid, bool exact)
+{
+	struct som_pool *pool = mv->region->pool;
+	int tier = som_pool_block_tier(pool, src);
+	unsigned long dst = SOM_NO_BLOCK;
+
+	if (tier >= 0)
+		dst = som_pool_alloc_spare_tier(pool, &mv->region->claim, nid,
+						exact, tier);
+	if (dst == SOM_NO_BLOCK)
+		dst = som_pool_alloc_spare(pool, &mv->region->claim, nid,
+					   exact);
+	return dst;
+}
+
+/**
  * som_assembly_alloc() - scratch space for som_mover_assemble()
  *
  * Context: Process context, may sleep.
@@ -411,13 +441,24 @@ unsigned long som_mover_gib_chunk(struct som_mover *mv, pgoff_t first)
 	return som_table_chunk(&mv->region->table, first);
 }
 
-/*
- * Move the chunk-backed GiB at @first to a wholly free chunk found on
- * node @nid (or, unless @exact, the nearest node with one), keeping it
- * mappable by a 1 GiB entry.
+/**
+ * som_mover_move_gib() - move a chunk-backed GiB of a locked region whole
+ * @mv: the locked region
+ * @first: the GiB's first 2 MiB index, backed by one chunk in order
+ * @nid: the node of the chunk to move it to; unless @exact, the nearest
+ *	node with a wholly free chunk
+ * @exact: see @nid
+ * @tier: the tier of that chunk (enum som_tier), or SOM_TIER_ANY: the
+ *	GiB's own tier if a chunk there will do, else the other
+ * @as: scratch space, or NULL (then -ENOMEM)
+ *
+ * The GiB stays mappable by a 1 GiB entry.
+ *
+ * Context: Caller holds the locks of som_mover_lock(). May sleep.
+ * Return: 0; -ENOSPC if no chunk will do; -EBUSY; -ENOMEM.
  */
-static int som_mover_move_gib(struct som_mover *mv, pgoff_t first, int nid,
-			      bool exact, struct som_assembly *as)
+int som_mover_move_gib(struct som_mover *mv, pgoff_t first, int nid,
+		       bool exact, int tier, struct som_assembly *as)
 {
 	struct som_pool *pool = mv->region->pool;
 	struct som_chunk_info info;
@@ -426,7 +467,19 @@ static int som_mover_move_gib(struct som_mover *mv, pgoff_t first, int nid,
 
 	if (!as)
 		return -ENOMEM;
-	cfn = som_pool_whole_chunk(pool, &mv->region->claim, nid);
+	cfn = SOM_NO_BLOCK;
+	if (tier == SOM_TIER_ANY &&
+	    !som_pool_chunk_info(pool, som_mover_gib_chunk(mv, first), &info))
+		cfn = som_pool_whole_chunk_tier(pool, &mv->region->claim, nid,
+						info.slow ? SOM_TIER_SLOW :
+						SOM_TIER_FAST);
+	/* Its own tier on another node will not do where only @nid will. */
+	if (cfn != SOM_NO_BLOCK && exact &&
+	    (som_pool_chunk_info(pool, cfn, &info) || info.nid != nid))
+		cfn = SOM_NO_BLOCK;
+	if (cfn == SOM_NO_BLOCK)
+		cfn = som_pool_whole_chunk_tier(pool, &mv->region->claim, nid,
+						tier);
 	if (cfn == SOM_NO_BLOCK || som_pool_chunk_info(pool, cfn, &info) ||
 	    (exact && info.nid != nid))
 		return -ENOSPC;
@@ -492,14 +545,13 @@ int som_migrate_region_out(struct som_region *region,
 			if (gib && moved)
 				break;
 			if (gib && !som_mover_move_gib(&mv, idx, nid, false,
-						       as)) {
+						       SOM_TIER_ANY, as)) {
 				atomic_long_add(SOM_BLOCKS_PER_CHUNK,
 						&som_migrate_stats.blocks_evacuated);
 				moved += SOM_BLOCKS_PER_CHUNK;
 				continue;
 			}
-			dst = som_pool_alloc_spare(pool, &region->claim, nid,
-						   false);
+			dst = som_mover_spare(&mv, bfn, nid, false);
 			if (dst == SOM_NO_BLOCK) {
 				err = -ENOSPC;
 				break;
@@ -674,13 +726,14 @@ static int som_mover_place(struct som_mover *mv, struct som_assembly *as,
 		    (!exact ||
 		     want == som_claim_target(claim,
 					      *idx + SOM_BLOCKS_PER_CHUNK - 1)) &&
-		    !som_mover_move_gib(mv, *idx, want, exact, as)) {
+		    !som_mover_move_gib(mv, *idx, want, exact, SOM_TIER_ANY,
+					as)) {
 			atomic_long_add(SOM_BLOCKS_PER_CHUNK,
 					&som_migrate_stats.blocks_placed);
 			moved += SOM_BLOCKS_PER_CHUNK;
 			continue;
 		}
-		dst = som_pool_alloc_spare(pool, claim, want, exact);
+		dst = som_mover_spare(mv, bfn, want, exact);
 		if (dst == SOM_NO_BLOCK) {
 			*short_of_room = true;
 			continue;
@@ -796,7 +849,7 @@ static bool som_mover_poison(struct som_mover *mv, pgoff_t idx,
 	if (region->claim.unmovable)
 		return false;
 	nid = som_pool_block_node(pool, src, &unmovable);
-	dst = som_pool_alloc_spare(pool, &region->claim, nid, false);
+	dst = som_mover_spare(mv, src, nid, false);
 	if (dst == SOM_NO_BLOCK)
 		return false;
 	som_mover_copy_block(mv, idx, dst, src);

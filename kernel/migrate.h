@@ -26,6 +26,10 @@ struct som_region;
  *			be mapped by a 1 GiB entry again
  * @compact_runs:	compaction passes, by the administrator or the worker
  * @compact_failed:	GiBs a pass tried and had to leave as they were
+ * @blocks_demoted:	of @blocks_moved, moved to the slow tier (tier.c)
+ * @blocks_promoted:	of @blocks_moved, moved to the fast tier
+ * @blocks_short:	blocks tiering wanted to move and found no room for
+ * @tier_passes:	tiering passes
  */
 struct som_migrate_stats {
 	atomic_long_t blocks_moved;
@@ -35,6 +39,10 @@ struct som_migrate_stats {
 	atomic_long_t gib_assembled;
 	atomic_long_t compact_runs;
 	atomic_long_t compact_failed;
+	atomic_long_t blocks_demoted;
+	atomic_long_t blocks_promoted;
+	atomic_long_t blocks_short;
+	atomic_long_t tier_passes;
 };
 
 extern struct som_migrate_stats som_migrate_stats;
@@ -74,6 +82,10 @@ void som_mover_move(struct som_mover *mv, pgoff_t idx, unsigned long dst);
 unsigned long som_mover_gib_chunk(struct som_mover *mv, pgoff_t first);
 int som_mover_assemble(struct som_mover *mv, pgoff_t first,
 		       unsigned long cfn, struct som_assembly *as);
+int som_mover_move_gib(struct som_mover *mv, pgoff_t first, int nid,
+		       bool exact, int tier, struct som_assembly *as);
+unsigned long som_mover_spare(struct som_mover *mv, unsigned long src,
+			      int nid, bool exact);
 struct som_assembly *som_assembly_alloc(void);
 void som_assembly_free(struct som_assembly *as);
 
@@ -98,5 +110,10 @@ void som_compact_init(void);
 void som_compact_exit(void);
 extern unsigned int som_compact_rate;
 extern atomic_t som_compact_running;
+
+/* tier.c */
+int som_tier_pass(void);
+void som_tier_after_scan(void);
+extern const struct attribute_group som_tiering_group;
 
 #endif /* _SOM_MIGRATE_H */

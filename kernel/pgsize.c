@@ -156,7 +156,6 @@ long som_ioctl_mapping(struct som_mapping __user *uarg)
 	struct mm_struct *mm = current->mm;
 	struct vm_area_struct *vma;
 	struct som_mapping arg;
-	bool unmovable = false;
 	pgoff_t pgoff;
 	int err = 0;
 
@@ -176,8 +175,7 @@ long som_ioctl_mapping(struct som_mapping __user *uarg)
 		pgoff = linear_page_index(vma, arg.addr);
 		arg.offset = ((u64)pgoff << PAGE_SHIFT) +
 			     offset_in_page(arg.addr);
-		arg.node = som_region_node(region, pgoff, &unmovable);
-		arg.out_flags = unmovable ? SOM_MAPPING_UNMOVABLE : 0;
+		arg.node = som_region_node(region, pgoff, &arg.out_flags);
 	}
 	mmap_read_unlock(mm);
 	if (err)

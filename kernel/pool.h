@@ -57,6 +57,9 @@ struct som_chunk_bits {
  *		chunk write-back (PAT) and what the zeroing worker writes through
  * @nid:	NUMA node of the memory
  * @unmovable:	blocks here are promised never to move (see struct som_claim)
+ * @slow:	of the slow tier: where tiering (tier.c) demotes cold blocks
+ *		to, and faults take blocks from only when the fast chunks of
+ *		their set have none
  * @isolated:	taken out of its set to be evacuated: no allocation picks
  *		its free blocks and its set's counters leave them out, so the
  *		set's promise to reservations does not depend on them
@@ -84,6 +87,7 @@ struct som_chunk {
 	void *vaddr;
 	int nid;
 	bool unmovable;
+	bool slow;
 	bool isolated;
 	bool assembling;
 	unsigned int nr_free;
@@ -314,15 +318,37 @@ struct som_poison_stats {
  * @isolated:	whether it is isolated
  * @assembling:	whether a GiB is being assembled in it
  * @poisoned:	whether it holds a poisoned page (no GiB is assembled in it)
+ * @slow:	whether it is of the slow tier
  * @nr_free:	its free blocks
  */
 struct som_chunk_info {
 	int nid;
 	bool unmovable;
+	bool slow;
 	bool isolated;
 	bool assembling;
 	bool poisoned;
 	unsigned int nr_free;
+};
+
+/* Memory tiers: a chunk's, or what a search accepts. */
+enum som_tier {
+	SOM_TIER_FAST,
+	SOM_TIER_SLOW,
+	SOM_TIER_NR,
+};
+
+#define SOM_TIER_ANY	(-1)
+
+/**
+ * struct som_tier_stats - the pool's memory of one tier
+ * @total_bytes:	in its chunks
+ * @free_bytes:		of that, not allocated to any region (reserved
+ *			memory included)
+ */
+struct som_tier_stats {
+	u64 total_bytes;
+	u64 free_bytes;
 };
 
 static inline unsigned long som_bfn_to_pfn(unsigned long bfn)
@@ -379,12 +405,20 @@ int som_pool_block_node(struct som_pool *pool, unsigned long bfn,
 			bool *unmovable);
 void som_pool_get_stats(struct som_pool *pool, int nid,
 			struct som_pool_stats *stats);
+int som_pool_block_tier(struct som_pool *pool, unsigned long bfn);
+void som_pool_set_owner_tier(struct som_pool *pool, const void *owner,
+			     const bool *slow);
+void som_pool_tier_stats(struct som_pool *pool,
+			 struct som_tier_stats stats[SOM_TIER_NR]);
 
 /* Migration (migrate.c, compact.c) */
 int som_pool_chunk_info(struct som_pool *pool, unsigned long cfn,
 			struct som_chunk_info *info);
 unsigned long som_pool_whole_chunk(struct som_pool *pool,
 				   const struct som_claim *claim, int nid);
+unsigned long som_pool_whole_chunk_tier(struct som_pool *pool,
+					const struct som_claim *claim,
+					int nid, int tier);
 int som_pool_assemble_begin(struct som_pool *pool, unsigned long cfn);
 int som_pool_isolate_owner(struct som_pool *pool, const void *owner);
 void som_pool_assemble_end(struct som_pool *pool, unsigned long cfn);
@@ -393,6 +427,9 @@ const void *som_pool_block_owner(struct som_pool *pool, unsigned long bfn);
 unsigned long som_pool_alloc_spare(struct som_pool *pool,
 				   const struct som_claim *claim, int nid,
 				   bool exact);
+unsigned long som_pool_alloc_spare_tier(struct som_pool *pool,
+					const struct som_claim *claim,
+					int nid, bool exact, int tier);
 int som_pool_assemble_take(struct som_pool *pool, unsigned long bfn);
 
 /* Memory errors (pool_poison.c, pool_claim.c) */

@@ -27,10 +27,10 @@ const struct som_pick_pref som_pick_fault[SOM_PICK_PREFS] = {
 	{ true, false }, { true, true }, { false, false }, { false, true },
 };
 
-/* Pick a free block of @set in the order of @prefs. */
+/* Pick a free block of @set, of chunks of @tier, in the order of @prefs. */
 unsigned int som_set_pick_block(struct som_pool *pool,
 				struct som_pool_set *set,
-				const struct som_pick_pref *prefs,
+				const struct som_pick_pref *prefs, int tier,
 				struct som_chunk **chunkp)
 {
 	struct som_chunk *chunk;
@@ -40,7 +40,8 @@ unsigned int som_set_pick_block(struct som_pool *pool,
 		list_for_each_entry(chunk, &set->chunks, set_list) {
 			bool whole = chunk->nr_free == SOM_BLOCKS_PER_CHUNK;
 
-			if (!chunk->nr_free || whole != prefs[p].whole)
+			if (!chunk->nr_free || whole != prefs[p].whole ||
+			    !som_chunk_in_tier(chunk, tier))
 				continue;
 			i = som_chunk_find(pool, chunk, prefs[p].zeroed);
 			if (i < SOM_BLOCKS_PER_CHUNK) {
@@ -78,14 +79,22 @@ unsigned int som_set_pick_assembling(struct som_pool *pool,
 	return SOM_BLOCKS_PER_CHUNK;
 }
 
-/* A whole free chunk of @set, a fully zeroed one first, or NULL. */
+/*
+ * A whole free chunk of @set of @tier, a fully zeroed one first, or NULL.
+ * SOM_TIER_ANY prefers the fast tier.
+ */
 struct som_chunk *som_set_pick_chunk(struct som_pool *pool,
-				     struct som_pool_set *set)
+				     struct som_pool_set *set, int tier)
 {
 	struct som_chunk *chunk, *pick = NULL;
 
+	if (tier == SOM_TIER_ANY) {
+		pick = som_set_pick_chunk(pool, set, SOM_TIER_FAST);
+		return pick ?: som_set_pick_chunk(pool, set, SOM_TIER_SLOW);
+	}
 	list_for_each_entry(chunk, &set->chunks, set_list) {
-		if (chunk->nr_free != SOM_BLOCKS_PER_CHUNK)
+		if (chunk->nr_free != SOM_BLOCKS_PER_CHUNK ||
+		    !som_chunk_in_tier(chunk, tier))
 			continue;
 		if (!pick || (pick->nr_dirty && !chunk->nr_dirty) ||
 		    som_chunk_is_zeroing(pool, pick))
@@ -143,7 +152,11 @@ unsigned long som_pool_alloc_block(struct som_pool *pool,
 			return SOM_NO_BLOCK;
 		}
 		set = som_pool_set(pool, nid, claim->unmovable);
-		i = som_set_pick_block(pool, set, som_pick_fault, &chunk);
+		i = som_set_pick_block(pool, set, som_pick_fault,
+				       SOM_TIER_FAST, &chunk);
+		if (i == SOM_BLOCKS_PER_CHUNK)
+			i = som_set_pick_block(pool, set, som_pick_fault,
+					       SOM_TIER_SLOW, &chunk);
 		if (i == SOM_BLOCKS_PER_CHUNK)
 			i = som_set_pick_assembling(pool, set, &chunk);
 		if (i < SOM_BLOCKS_PER_CHUNK)
@@ -202,7 +215,7 @@ unsigned long som_pool_alloc_chunk(struct som_pool *pool,
 			if (!som_claim_allows(claim, nid))
 				continue;
 			set = som_pool_set(pool, nid, claim->unmovable);
-			pick = som_set_pick_chunk(pool, set);
+			pick = som_set_pick_chunk(pool, set, SOM_TIER_ANY);
 			if (pick && som_claim_gather(pool, claim, nid,
 						     SOM_BLOCKS_PER_CHUNK))
 				break;
@@ -322,3 +335,72 @@ int som_pool_block_node(struct som_pool *pool, unsigned long bfn,
 	return nid;
 }
 EXPORT_SYMBOL_IF_KUNIT(som_pool_block_node);
+
+/**
+ * som_pool_block_tier() - the tier of an allocated block
+ * @pool: the pool
+ * @bfn: frame number of a block of @pool
+ *
+ * Context: Takes the pool lock.
+ * Return: SOM_TIER_FAST or SOM_TIER_SLOW, or -ENOENT if @bfn is not in
+ * @pool.
+ */
+int som_pool_block_tier(struct som_pool *pool, unsigned long bfn)
+{
+	struct som_chunk *chunk;
+	int tier = -ENOENT;
+
+	spin_lock(&pool->lock);
+	chunk = som_pool_find(pool, som_bfn_to_cfn(bfn));
+	if (chunk)
+		tier = chunk->slow ? SOM_TIER_SLOW : SOM_TIER_FAST;
+	spin_unlock(&pool->lock);
+	return tier;
+}
+EXPORT_SYMBOL_IF_KUNIT(som_pool_block_tier);
+
+/**
+ * som_pool_set_owner_tier() - put every chunk of an owner in its tier
+ * @pool: the pool
+ * @owner: the owner given to som_pool_add_chunk()
+ * @slow: where the owner keeps its tier: read under the pool lock, so
+ *	that of calls racing with a change, the last applies the new value
+ *
+ * Blocks stay where they are: tiering moves them at its next pass.
+ *
+ * Context: Takes the pool lock.
+ */
+void som_pool_set_owner_tier(struct som_pool *pool, const void *owner,
+			     const bool *slow)
+{
+	struct som_chunk *chunk;
+
+	spin_lock(&pool->lock);
+	list_for_each_entry(chunk, &pool->chunks, list)
+		if (chunk->owner == owner)
+			chunk->slow = READ_ONCE(*slow);
+	spin_unlock(&pool->lock);
+}
+
+/**
+ * som_pool_tier_stats() - the pool's memory, tier by tier
+ * @pool: the pool
+ * @stats: filled in, indexed by enum som_tier
+ *
+ * Context: Takes the pool lock.
+ */
+void som_pool_tier_stats(struct som_pool *pool,
+			 struct som_tier_stats stats[SOM_TIER_NR])
+{
+	struct som_chunk *chunk;
+	struct som_tier_stats *st;
+
+	memset(stats, 0, sizeof(*stats) * SOM_TIER_NR);
+	spin_lock(&pool->lock);
+	list_for_each_entry(chunk, &pool->chunks, list) {
+		st = &stats[chunk->slow ? SOM_TIER_SLOW : SOM_TIER_FAST];
+		st->total_bytes += SOM_CHUNK_SIZE;
+		st->free_bytes += (u64)chunk->nr_free * SOM_BLOCK_SIZE;
+	}
+	spin_unlock(&pool->lock);
+}

@@ -62,15 +62,20 @@ struct som_pick_pref {
 extern const struct som_pick_pref som_pick_fault[SOM_PICK_PREFS];
 extern const struct som_pick_pref som_pick_copy[SOM_PICK_PREFS];
 
+static inline bool som_chunk_in_tier(const struct som_chunk *chunk, int tier)
+{
+	return tier == SOM_TIER_ANY || chunk->slow == (tier == SOM_TIER_SLOW);
+}
+
 unsigned int som_set_pick_block(struct som_pool *pool,
 				struct som_pool_set *set,
-				const struct som_pick_pref *prefs,
+				const struct som_pick_pref *prefs, int tier,
 				struct som_chunk **chunkp);
 unsigned int som_set_pick_assembling(struct som_pool *pool,
 				     struct som_pool_set *set,
 				     struct som_chunk **chunkp);
 struct som_chunk *som_set_pick_chunk(struct som_pool *pool,
-				     struct som_pool_set *set);
+				     struct som_pool_set *set, int tier);
 
 /* pool_claim.c: placement */
 int som_next_node(int from, int prev);

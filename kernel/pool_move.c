@@ -112,6 +112,7 @@ int som_pool_chunk_info(struct som_pool *pool, unsigned long cfn,
 		info->isolated = chunk->isolated;
 		info->assembling = chunk->assembling;
 		info->poisoned = som_chunk_poisoned(pool, chunk);
+		info->slow = chunk->slow;
 		info->nr_free = chunk->nr_free;
 	}
 	spin_unlock(&pool->lock);
@@ -120,10 +121,13 @@ int som_pool_chunk_info(struct som_pool *pool, unsigned long cfn,
 EXPORT_SYMBOL_IF_KUNIT(som_pool_chunk_info);
 
 /**
- * som_pool_whole_chunk() - find a wholly free chunk a claim may use
+ * som_pool_whole_chunk_tier() - find a wholly free chunk of a tier that a
+ *	claim may use
  * @pool: the pool
  * @claim: the claim whose kind and nodes count
  * @nid: the node to look on first; the others follow nearest first
+ * @tier: an enum som_tier, or SOM_TIER_ANY (the fast tier first on each
+ *	node)
  *
  * Nothing is taken: the caller isolates the chunk, and copes with it
  * having been used meanwhile.
@@ -131,8 +135,9 @@ EXPORT_SYMBOL_IF_KUNIT(som_pool_chunk_info);
  * Context: Takes the pool lock.
  * Return: its chunk frame number, or SOM_NO_BLOCK.
  */
-unsigned long som_pool_whole_chunk(struct som_pool *pool,
-				   const struct som_claim *claim, int nid)
+unsigned long som_pool_whole_chunk_tier(struct som_pool *pool,
+					const struct som_claim *claim,
+					int nid, int tier)
 {
 	unsigned long cfn = SOM_NO_BLOCK;
 	struct som_chunk *pick;
@@ -144,7 +149,8 @@ unsigned long som_pool_whole_chunk(struct som_pool *pool,
 		if (!som_claim_allows(claim, n))
 			continue;
 		pick = som_set_pick_chunk(pool, som_pool_set(pool, n,
-							     claim->unmovable));
+							     claim->unmovable),
+					  tier);
 		if (pick) {
 			cfn = pick->phys >> SOM_CHUNK_SHIFT;
 			break;
@@ -152,6 +158,20 @@ unsigned long som_pool_whole_chunk(struct som_pool *pool,
 	}
 	spin_unlock(&pool->lock);
 	return cfn;
+}
+
+/**
+ * som_pool_whole_chunk() - som_pool_whole_chunk_tier() of any tier
+ * @pool: the pool
+ * @claim: the claim whose kind and nodes count
+ * @nid: the node to look on first
+ *
+ * Return: as for som_pool_whole_chunk_tier().
+ */
+unsigned long som_pool_whole_chunk(struct som_pool *pool,
+				   const struct som_claim *claim, int nid)
+{
+	return som_pool_whole_chunk_tier(pool, claim, nid, SOM_TIER_ANY);
 }
 EXPORT_SYMBOL_IF_KUNIT(som_pool_whole_chunk);
 
@@ -297,25 +317,13 @@ const void *som_pool_block_owner(struct som_pool *pool, unsigned long bfn)
 }
 EXPORT_SYMBOL_IF_KUNIT(som_pool_block_owner);
 
-/**
- * som_pool_alloc_spare() - allocate a block to copy a moving block into
- * @pool: the pool
- * @claim: the claim of the region the block moves for: its kind and
- *	nodes count
- * @nid: the node wanted
- * @exact: only @nid will do; otherwise the nearest node with room
- *
- * The block comes from what no claim has reserved, and is not zeroed: the
- * copy overwrites all of it. The moving block's old home, freed after the
- * copy, gives the room back, so that a move never changes how much memory
- * is spare, only where.
- *
- * Context: Takes the pool lock.
- * Return: the block frame number, or SOM_NO_BLOCK if there is no room.
+/*
+ * A free block no claim has reserved, in a chunk of @tier, on @nid or
+ * (unless @exact) the nearest node with one that @claim may use.
  */
-unsigned long som_pool_alloc_spare(struct som_pool *pool,
-				   const struct som_claim *claim, int nid,
-				   bool exact)
+static unsigned long som_pool_take_spare(struct som_pool *pool,
+					 const struct som_claim *claim,
+					 int nid, bool exact, int tier)
 {
 	unsigned long bfn = SOM_NO_BLOCK;
 	struct som_pool_set *set;
@@ -332,7 +340,7 @@ unsigned long som_pool_alloc_spare(struct som_pool *pool,
 		set = som_pool_set(pool, n, claim->unmovable);
 		if (!som_set_spare(set))
 			continue;
-		i = som_set_pick_block(pool, set, som_pick_copy, &chunk);
+		i = som_set_pick_block(pool, set, som_pick_copy, tier, &chunk);
 		if (i < SOM_BLOCKS_PER_CHUNK) {
 			som_chunk_take(pool, chunk, i);
 			bfn = som_chunk_bfn(chunk, i);
@@ -342,7 +350,49 @@ unsigned long som_pool_alloc_spare(struct som_pool *pool,
 	spin_unlock(&pool->lock);
 	return bfn;
 }
+
+/**
+ * som_pool_alloc_spare() - allocate a block to copy a moving block into
+ * @pool: the pool
+ * @claim: the claim of the region the block moves for: its kind and
+ *	nodes count
+ * @nid: the node wanted
+ * @exact: only @nid will do; otherwise the nearest node with room
+ *
+ * The block comes from what no claim has reserved, and is not zeroed: the
+ * copy overwrites all of it. The moving block's old home, freed after the
+ * copy, gives the room back, so that a move never changes how much memory
+ * is spare, only where. Any tier will do.
+ *
+ * Context: Takes the pool lock.
+ * Return: the block frame number, or SOM_NO_BLOCK if there is no room.
+ */
+unsigned long som_pool_alloc_spare(struct som_pool *pool,
+				   const struct som_claim *claim, int nid,
+				   bool exact)
+{
+	return som_pool_take_spare(pool, claim, nid, exact, SOM_TIER_ANY);
+}
 EXPORT_SYMBOL_IF_KUNIT(som_pool_alloc_spare);
+
+/**
+ * som_pool_alloc_spare_tier() - som_pool_alloc_spare() in one tier
+ * @pool: the pool
+ * @claim: as for som_pool_alloc_spare()
+ * @nid: the node wanted
+ * @exact: only @nid will do; otherwise the nearest node with room
+ * @tier: SOM_TIER_FAST or SOM_TIER_SLOW
+ *
+ * Context: Takes the pool lock.
+ * Return: the block frame number, or SOM_NO_BLOCK if the tier has no room
+ * that @claim may use.
+ */
+unsigned long som_pool_alloc_spare_tier(struct som_pool *pool,
+					const struct som_claim *claim,
+					int nid, bool exact, int tier)
+{
+	return som_pool_take_spare(pool, claim, nid, exact, tier);
+}
 
 /**
  * som_pool_assemble_take() - allocate a given free block of a chunk a GiB

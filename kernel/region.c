@@ -995,23 +995,31 @@ void som_region_punch(struct som_region *region, loff_t from, loff_t to)
  * som_region_node() - where the block behind a page of the region lies
  * @region: the region
  * @pgoff: page offset in the region
- * @unmovable: set to whether the block is in an unmovable chunk
+ * @flags: set to SOM_MAPPING_UNMOVABLE if the block is in an unmovable
+ *	chunk, | SOM_MAPPING_SLOW if it is of the slow tier
  *
  * Context: Process context. Takes the region lock.
  * Return: the NUMA node of the block, or NUMA_NO_NODE if no block backs
  * @pgoff yet.
  */
 int som_region_node(struct som_region *region, pgoff_t pgoff,
-		    bool *unmovable)
+		    unsigned int *flags)
 {
+	bool unmovable = false;
 	unsigned long entry;
 	int nid = NUMA_NO_NODE;
 
+	*flags = 0;
 	mutex_lock(&region->lock);
 	entry = som_table_get(&region->table,
 			      pgoff >> SOM_PAGES_PER_BLOCK_SHIFT);
-	if (som_table_is_block(entry))
-		nid = som_pool_block_node(region->pool, entry, unmovable);
+	if (som_table_is_block(entry)) {
+		nid = som_pool_block_node(region->pool, entry, &unmovable);
+		if (som_pool_block_tier(region->pool, entry) == SOM_TIER_SLOW)
+			*flags |= SOM_MAPPING_SLOW;
+	}
 	mutex_unlock(&region->lock);
+	if (unmovable)
+		*flags |= SOM_MAPPING_UNMOVABLE;
 	return nid;
 }

@@ -143,7 +143,7 @@ void som_region_on_chunk_wanted(void (*fn)(void));
 int som_region_fill(struct som_region *region, pgoff_t idx,
 		    unsigned long *bfn);
 int som_region_node(struct som_region *region, pgoff_t pgoff,
-		    bool *unmovable);
+		    unsigned int *flags);
 
 /* som files */
 int som_region_may_modify(struct som_region *region);

@@ -182,6 +182,25 @@ TRACE_EVENT(som_age_scan,
 		      __entry->gibs, __entry->ns, __entry->err)
 );
 
+TRACE_EVENT(som_tier_pass,
+	    TP_PROTO(unsigned long demoted, unsigned long promoted,
+		     unsigned long short_of_room, u64 ns, int err),
+	    TP_ARGS(demoted, promoted, short_of_room, ns, err),
+	    TP_STRUCT__entry(__field(unsigned long, demoted)
+			     __field(unsigned long, promoted)
+			     __field(unsigned long, short_of_room)
+			     __field(u64, ns)
+			     __field(int, err)),
+	    TP_fast_assign(__entry->demoted = demoted;
+			   __entry->promoted = promoted;
+			   __entry->short_of_room = short_of_room;
+			   __entry->ns = ns;
+			   __entry->err = err;),
+	    TP_printk("demoted=%lu promoted=%lu short=%lu ns=%llu err=%d",
+		      __entry->demoted, __entry->promoted,
+		      __entry->short_of_room, __entry->ns, __entry->err)
+);
+
 #endif /* _SOM_TRACE_H */
 
 #undef TRACE_INCLUDE_PATH

@@ -81,6 +81,40 @@ static ssize_t movable_show(struct kobject *kobj, struct kobj_attribute *attr,
 	return sysfs_emit(buf, "%d\n", !to_som_source(kobj)->unmovable);
 }
 
+static const char * const som_tier_names[SOM_TIER_NR] = {
+	[SOM_TIER_FAST] = "fast",
+	[SOM_TIER_SLOW] = "slow",
+};
+
+static ssize_t tier_show(struct kobject *kobj, struct kobj_attribute *attr,
+			 char *buf)
+{
+	return sysfs_emit(buf, "%s\n",
+			  som_tier_names[READ_ONCE(to_som_source(kobj)->slow)]);
+}
+
+/* A new tier applies to the blocks in use at tiering's next pass. */
+static ssize_t tier_store(struct kobject *kobj, struct kobj_attribute *attr,
+			  const char *buf, size_t count)
+{
+	struct som_source *src = to_som_source(kobj);
+	int tier;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	tier = sysfs_match_string(som_tier_names, buf);
+	if (tier < 0)
+		return tier;
+	/*
+	 * Not under som_sources_lock: removing a source deletes this file
+	 * under it, and waits for this write to end. Chunks on their way
+	 * into the pool get the tier from som_source_add() after insertion.
+	 */
+	WRITE_ONCE(src->slow, tier == SOM_TIER_SLOW);
+	som_pool_set_owner_tier(&som_pool, src, &src->slow);
+	return count;
+}
+
 /* What memory errors have cost this source (pool_poison.c). */
 static ssize_t som_source_poison_show(struct kobject *kobj, char *buf,
 				      size_t offset)
@@ -121,6 +155,7 @@ static struct kobj_attribute som_source_bytes = __ATTR_RO(bytes);
 static struct kobj_attribute som_source_used_bytes = __ATTR_RO(used_bytes);
 static struct kobj_attribute som_source_struct_page = __ATTR_RO(struct_page);
 static struct kobj_attribute som_source_movable = __ATTR_RO(movable);
+static struct kobj_attribute som_source_tier = __ATTR_RW(tier);
 static struct kobj_attribute som_source_poison_events = __ATTR_RO(poison_events);
 static struct kobj_attribute som_source_poisoned_pages = __ATTR_RO(poisoned_pages);
 static struct kobj_attribute som_source_retired_bytes = __ATTR_RO(retired_bytes);
@@ -133,6 +168,7 @@ static struct attribute *som_source_attrs[] = {
 	&som_source_used_bytes.attr,
 	&som_source_struct_page.attr,
 	&som_source_movable.attr,
+	&som_source_tier.attr,
 	&som_source_poison_events.attr,
 	&som_source_poisoned_pages.attr,
 	&som_source_retired_bytes.attr,
@@ -155,13 +191,14 @@ static const struct kobj_type som_source_ktype = {
  * som_source_alloc() - a source of @nr_chunks chunks, not filled in yet
  * @ops: its kind
  * @nr_chunks: how many chunks it will have
- * @unmovable: whether they serve unmovable claims only
+ * @flags: SOM_SOURCE_* flags: its chunks serve unmovable claims only,
+ *	its memory is of the slow tier
  *
  * Context: Process context, may sleep.
  * Return: the source, or NULL if out of memory.
  */
 struct som_source *som_source_alloc(const struct som_source_ops *ops,
-				    unsigned long nr_chunks, bool unmovable)
+				    unsigned long nr_chunks, unsigned int flags)
 {
 	struct som_source *src;
 
@@ -175,7 +212,8 @@ struct som_source *som_source_alloc(const struct som_source_ops *ops,
 	}
 	src->ops = ops;
 	src->nr_chunks = nr_chunks;
-	src->unmovable = unmovable;
+	src->unmovable = flags & SOM_SOURCE_UNMOVABLE;
+	src->slow = flags & SOM_SOURCE_SLOW;
 	return src;
 }
 
@@ -184,18 +222,19 @@ struct som_source *som_source_alloc(const struct som_source_ops *ops,
  * @ops: its kind
  * @start: physical start, 1 GiB aligned
  * @size: length, a multiple of 1 GiB
- * @unmovable: whether its chunks serve unmovable claims only
+ * @flags: SOM_SOURCE_* flags: its chunks serve unmovable claims only,
+ *	its memory is of the slow tier
  *
  * Context: Process context, may sleep.
  * Return: the source with every chunk filled in, or NULL if out of memory.
  */
 struct som_source *som_source_alloc_range(const struct som_source_ops *ops,
-					  u64 start, u64 size, bool unmovable)
+					  u64 start, u64 size, unsigned int flags)
 {
 	struct som_source *src;
 	unsigned long i;
 
-	src = som_source_alloc(ops, size >> SOM_CHUNK_SHIFT, unmovable);
+	src = som_source_alloc(ops, size >> SOM_CHUNK_SHIFT, flags);
 	if (!src)
 		return NULL;
 	for (i = 0; i < src->nr_chunks; i++)
@@ -298,6 +337,7 @@ static int som_source_describe(struct som_source *src,
 					 src->unmovable, src);
 		if (IS_ERR(chunk))
 			return PTR_ERR(chunk);
+		chunk->slow = src->slow;
 		list_add_tail(&chunk->list, chunks);
 		node_set(nid, src->nodes);
 	}
@@ -346,14 +386,17 @@ int som_source_add(struct som_source *src, char *name)
 		WARN_ON_ONCE(err == -EEXIST);
 		goto err_put;
 	}
+	/* A write to the tier file may have come since they were made. */
+	som_pool_set_owner_tier(&som_pool, src, &src->slow);
 	list_add_tail(&src->list, &som_sources);
 	kobject_uevent(&src->kobj, KOBJ_ADD);
 	strscpy(name, src->name, SOM_SOURCE_NAME_LEN);
 	trace_som_source(src->name, true, src->nr_chunks, 0);
-	pr_info("added %s source %s: %lu GiB on node(s) %*pbl%s\n",
+	pr_info("added %s source %s: %lu GiB on node(s) %*pbl%s%s\n",
 		src->ops->kind, src->name, src->nr_chunks,
 		nodemask_pr_args(&src->nodes),
-		src->unmovable ? ", unmovable" : "");
+		src->unmovable ? ", unmovable" : "",
+		src->slow ? ", slow tier" : "");
 	mutex_unlock(&som_sources_lock);
 	return 0;
 

@@ -38,6 +38,9 @@ struct som_source_ops {
  * @ops:	its kind
  * @name:	unique name
  * @unmovable:	its chunks serve unmovable claims only
+ * @slow:	its memory is of the slow tier (tier.c); written by its
+ *		tier file (WRITE_ONCE()), then copied to its chunks' @slow
+ *		under the pool lock
  * @struct_page: the kernel has a struct page for this memory
  * @nodes:	the NUMA nodes of its chunks
  * @nr_chunks:	length of @chunks
@@ -50,6 +53,7 @@ struct som_source {
 	const struct som_source_ops *ops;
 	char name[SOM_SOURCE_NAME_LEN];
 	bool unmovable;
+	bool slow;
 	bool struct_page;
 	nodemask_t nodes;
 	unsigned long nr_chunks;
@@ -58,9 +62,9 @@ struct som_source {
 };
 
 struct som_source *som_source_alloc(const struct som_source_ops *ops,
-				    unsigned long nr_chunks, bool unmovable);
+				    unsigned long nr_chunks, unsigned int flags);
 struct som_source *som_source_alloc_range(const struct som_source_ops *ops,
-					  u64 start, u64 size, bool unmovable);
+					  u64 start, u64 size, unsigned int flags);
 void som_source_free(struct som_source *src);
 int som_source_add(struct som_source *src, char *name);
 int som_source_remove(const char *name);
@@ -72,10 +76,10 @@ int som_sources_init(struct kobject *parent);
 void som_sources_exit(void);
 
 /* The kinds */
-int som_reserved_add(u64 start, u64 size, bool unmovable, char *name);
+int som_reserved_add(u64 start, u64 size, unsigned int flags, char *name);
 int som_reserved_add_list(const char *list);
-int som_hugetlb_add(int fd, bool unmovable, char *name);
-int som_buddy_add(int nid, u64 size, bool unmovable, char *name);
-int som_dax_add(u64 start, u64 size, bool unmovable, char *name);
+int som_hugetlb_add(int fd, unsigned int flags, char *name);
+int som_buddy_add(int nid, u64 size, unsigned int flags, char *name);
+int som_dax_add(u64 start, u64 size, unsigned int flags, char *name);
 
 #endif /* _SOM_SOURCE_H */

@@ -126,7 +126,8 @@ static void som_buddy_scan_node(struct som_buddy_scan *scan, int nid)
  *	memory, tried in order
  * @size: bytes, a non-zero multiple of 1 GiB, at most the memory the page
  *	allocator manages
- * @unmovable: the runs serve unmovable claims only
+ * @flags: SOM_SOURCE_* flags: its chunks serve unmovable claims only,
+ *	its memory is of the slow tier
  * @name: the source's name, or "" for one made up; set on success
  *
  * Context: Process context, may sleep for long: it migrates up to @size of
@@ -135,7 +136,7 @@ static void som_buddy_scan_node(struct som_buddy_scan *scan, int nid)
  * runs could be freed (what was taken is given back); -EINTR; or an error
  * from som_source_add().
  */
-int som_buddy_add(int nid, u64 size, bool unmovable, char *name)
+int som_buddy_add(int nid, u64 size, unsigned int flags, char *name)
 {
 	struct som_buddy_scan scan = { };
 	int n;
@@ -146,7 +147,7 @@ int som_buddy_add(int nid, u64 size, bool unmovable, char *name)
 	     (nid < 0 || nid >= nr_node_ids || !node_state(nid, N_MEMORY))))
 		return -EINVAL;
 	scan.src = som_source_alloc(&som_buddy_ops, size >> SOM_CHUNK_SHIFT,
-				    unmovable);
+				    flags);
 	if (!scan.src)
 		return -ENOMEM;
 	scan.src->struct_page = true;
@@ -172,7 +173,7 @@ int som_buddy_add(int nid, u64 size, bool unmovable, char *name)
 
 #else /* !CONFIG_CONTIG_ALLOC */
 
-int som_buddy_add(int nid, u64 size, bool unmovable, char *name)
+int som_buddy_add(int nid, u64 size, unsigned int flags, char *name)
 {
 	return -ENODEV;
 }

@@ -54,7 +54,8 @@ static bool som_dax_range_ok(u64 start, u64 size)
  * @start: physical start of the device's range, 1 GiB aligned (create the
  *	namespace or region with a 1 GiB alignment)
  * @size: its length, a non-zero multiple of 1 GiB
- * @unmovable: the range serves unmovable claims only
+ * @flags: SOM_SOURCE_* flags: its chunks serve unmovable claims only,
+ *	its memory is of the slow tier
  * @name: the device's name, e.g. "dax0.0"; required
  *
  * Context: Process context, may sleep.
@@ -62,7 +63,7 @@ static bool som_dax_range_ok(u64 start, u64 size)
  * not device memory; -EBUSY if a driver (device_dax, kmem) still claims
  * it; or an error from som_source_add().
  */
-int som_dax_add(u64 start, u64 size, bool unmovable, char *name)
+int som_dax_add(u64 start, u64 size, unsigned int flags, char *name)
 {
 	struct som_source *src;
 	struct resource *res;
@@ -80,7 +81,7 @@ int som_dax_add(u64 start, u64 size, bool unmovable, char *name)
 				   SOM_SOURCE_NAME_LEN, name, size, start);
 		return -EINVAL;
 	}
-	src = som_source_alloc_range(&som_dax_ops, start, size, unmovable);
+	src = som_source_alloc_range(&som_dax_ops, start, size, flags);
 	if (!src)
 		return -ENOMEM;
 	res = som_source_claim(start, size);

@@ -62,7 +62,8 @@ static const struct som_source_ops som_hugetlb_ops = {
 /**
  * som_hugetlb_add() - give the 1 GiB pages of a hugetlbfs file to the pool
  * @fd: the file's descriptor in the calling process
- * @unmovable: the pages serve unmovable claims only
+ * @flags: SOM_SOURCE_* flags: its chunks serve unmovable claims only,
+ *	its memory is of the slow tier
  * @name: the source's name, or "" for one made up; set on success
  *
  * The file is left empty, whatever the outcome once its pages were found.
@@ -73,7 +74,7 @@ static const struct som_source_ops som_hugetlb_ops = {
  * user; -EPERM if it cannot be truncated (sealed); -ENOMEM; or an error
  * from som_source_add().
  */
-int som_hugetlb_add(int fd, bool unmovable, char *name)
+int som_hugetlb_add(int fd, unsigned int flags, char *name)
 {
 	struct som_source *src;
 	struct som_hugetlb *hp;
@@ -111,7 +112,7 @@ int som_hugetlb_add(int fd, bool unmovable, char *name)
 	if (!hp)
 		goto err_fput;
 	hp->file = file;
-	src = som_source_alloc(&som_hugetlb_ops, nr, unmovable);
+	src = som_source_alloc(&som_hugetlb_ops, nr, flags);
 	if (!src) {
 		som_hugetlb_put(hp, 0);
 		return -ENOMEM;
@@ -160,7 +161,7 @@ err_fput:
 
 #else /* !CONFIG_HUGETLBFS */
 
-int som_hugetlb_add(int fd, bool unmovable, char *name)
+int som_hugetlb_add(int fd, unsigned int flags, char *name)
 {
 	return -ENODEV;
 }

@@ -130,7 +130,8 @@ static bool som_reserved_is_ram(u64 start, u64 size)
  * som_reserved_add() - validate a reserved range and add it to the pool
  * @start: physical start, 1 GiB aligned
  * @size: length, a non-zero multiple of 1 GiB
- * @unmovable: the range serves unmovable claims only
+ * @flags: SOM_SOURCE_* flags: its chunks serve unmovable claims only,
+ *	its memory is of the slow tier
  * @name: the source's name, or "" for "reserved@<start>"; set on success
  *
  * Every refusal is logged with the reason.
@@ -140,7 +141,7 @@ static bool som_reserved_is_ram(u64 start, u64 size)
  * RAM, -EBUSY if it overlaps the pool or another driver claims part of it,
  * or an error from som_source_add().
  */
-int som_reserved_add(u64 start, u64 size, bool unmovable, char *name)
+int som_reserved_add(u64 start, u64 size, unsigned int flags, char *name)
 {
 	struct som_source *src;
 
@@ -168,7 +169,7 @@ int som_reserved_add(u64 start, u64 size, bool unmovable, char *name)
 		return -EINVAL;
 	}
 
-	src = som_source_alloc_range(&som_reserved_ops, start, size, unmovable);
+	src = som_source_alloc_range(&som_reserved_ops, start, size, flags);
 	if (!src)
 		return -ENOMEM;
 	src->priv = som_source_claim(start, size);
@@ -212,7 +213,7 @@ int som_reserved_add_list(const char *list)
 	for (s = list; *s; ) {
 		som_reserved_parse(s, &size, &start, &s);
 		name[0] = '\0';
-		err = som_reserved_add(start, size, false, name);
+		err = som_reserved_add(start, size, 0, name);
 		if (err)
 			return err;
 	}

@@ -486,6 +486,7 @@ static const struct attribute_group *som_groups[] = {
 	&som_migrate_group,
 	&som_metadata_group,
 	&som_aging_group,
+	&som_tiering_group,
 	NULL,
 };
 

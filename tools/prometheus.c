@@ -158,6 +158,22 @@ static const struct metric source_used = {
 	"som_source_used_bytes", "gauge", "Memory of each source in use."
 };
 
+static const struct metric tier_bytes = {
+	"som_tier_bytes", "gauge", "Memory of each tier's sources."
+};
+static const struct metric tier_free = {
+	"som_tier_free_bytes", "gauge",
+	"Memory of each tier not allocated to any mapping."
+};
+static const struct metric tier_moved = {
+	"som_tier_moved_bytes_total", "counter",
+	"Memory tiering moved, by the tier it moved to (demoted: to slow)."
+};
+static const struct metric tier_short = {
+	"som_tier_short_bytes_total", "counter",
+	"Memory tiering wanted to move and found no room for."
+};
+
 static const char *const migration[] = {
 	"blocks_moved", "bytes_copied", "blocks_evacuated", "blocks_placed",
 	"gib_assembled", "compact_runs", "compact_failed",
@@ -248,6 +264,32 @@ static void print_ages(void)
 		snprintf(age, sizeof(age), "%d", a);
 		sample(idle.name, "age", age, bytes[a]);
 	}
+}
+
+static void print_tiers_prometheus(void)
+{
+	static const char *const tiers[] = { "fast", "slow" };
+	static const char *const moved[] = { "promoted_bytes",
+					     "demoted_bytes" };
+	char file[32];
+	int i;
+
+	header(&tier_bytes);
+	for (i = 0; i < 2; i++) {
+		snprintf(file, sizeof(file), "%s_bytes", tiers[i]);
+		sample_file(tier_bytes.name, "tier", tiers[i], "tiering", file);
+	}
+	header(&tier_free);
+	for (i = 0; i < 2; i++) {
+		snprintf(file, sizeof(file), "%s_free_bytes", tiers[i]);
+		sample_file(tier_free.name, "tier", tiers[i], "tiering", file);
+	}
+	header(&tier_moved);
+	for (i = 0; i < 2; i++)
+		sample_file(tier_moved.name, "to", tiers[i], "tiering",
+			    moved[i]);
+	header(&tier_short);
+	sample_file(tier_short.name, NULL, NULL, "tiering", "short_bytes");
 }
 
 static void print_sources(void)
@@ -405,6 +447,7 @@ void print_prometheus(void)
 	print_pool();
 	print_activity();
 	print_ages();
+	print_tiers_prometheus();
 	print_sources();
 	print_cgroups_prometheus();
 	print_users_prometheus();

@@ -62,11 +62,14 @@ static const struct command {
 	  "ps [--json] [PID...]" },
 	{ "ages", OPT_JSON, 0, INT_MAX, ages_cmd,
 	  "ages [--json] [PID...]" },
-	{ "add", OPT_NODE | OPT_UNMOVABLE | OPT_NAME | OPT_WAIT, 2, 2, add_cmd,
-	  "add reserved SIZE@START [--unmovable] [--name NAME] [--wait]\n"
-	  "add hugetlb GIB [--node N] [--unmovable] [--name NAME] [--wait]\n"
-	  "add buddy GIB [--node N] [--unmovable] [--name NAME] [--wait]\n"
-	  "add dax DEVICE [--unmovable] [--wait]" },
+	{ "add", OPT_NODE | OPT_UNMOVABLE | OPT_SLOW | OPT_NAME | OPT_WAIT, 2, 2,
+	  add_cmd,
+	  "add reserved SIZE@START [--unmovable] [--slow] [--name NAME] [--wait]\n"
+	  "add hugetlb GIB [--node N] [--unmovable] [--slow] [--name NAME] [--wait]\n"
+	  "add buddy GIB [--node N] [--unmovable] [--slow] [--name NAME] [--wait]\n"
+	  "add dax DEVICE [--unmovable] [--slow] [--wait]" },
+	{ "tier", 0, 2, 2, tier_cmd,
+	  "tier NAME fast|slow" },
 	{ "remove", 0, 1, 1, remove_cmd,
 	  "remove NAME" },
 	{ "compact", 0, 0, 0, compact_cmd,
@@ -96,6 +99,7 @@ static const struct option options[] = {
 	{ "wait", no_argument, NULL, 'w' },
 	{ "prometheus", no_argument, NULL, 'P' },
 	{ "forget", no_argument, NULL, 'F' },
+	{ "slow", no_argument, NULL, 's' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -355,6 +359,9 @@ static void parse(int argc, char **argv, struct cmdline *cl)
 			break;
 		case 'F':
 			cl->given |= OPT_FORGET;
+			break;
+		case 's':
+			cl->given |= OPT_SLOW;
 			break;
 		case 'h':
 			usage(stdout);

@@ -19,6 +19,7 @@
 #define OPT_WAIT	(1U << 6)
 #define OPT_PROMETHEUS	(1U << 7)
 #define OPT_FORGET	(1U << 8)
+#define OPT_SLOW	(1U << 9)
 
 /*
  * A command line, options and arguments apart: options may come before
@@ -78,6 +79,10 @@ int pool_idle_bytes(unsigned long long *bytes);
 
 /* sources.c */
 int source_name_ok(const char *name);
+
+/* tiers.c */
+void tier_cmd(const struct cmdline *cl);
+void print_tiers(int json);
 void add_cmd(const struct cmdline *cl);
 void remove_cmd(const struct cmdline *cl);
 

@@ -243,6 +243,8 @@ void add_cmd(const struct cmdline *cl)
 			    kind);
 	if (cl->given & OPT_UNMOVABLE)
 		args.flags |= SOM_SOURCE_UNMOVABLE;
+	if (cl->given & OPT_SLOW)
+		args.flags |= SOM_SOURCE_SLOW;
 	if ((cl->given & OPT_NODE) && args.kind != SOM_SOURCE_HUGETLB &&
 	    args.kind != SOM_SOURCE_BUDDY)
 		usage_error("--node: only for hugetlb and buddy (a %s range's node is where it is)",

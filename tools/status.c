@@ -26,7 +26,7 @@ static const char *const counters[] = {
 #define STRUCT_PAGE_PER_BYTE 64
 
 struct source {
-	char name[64], kind[16], nodes[32];
+	char name[64], kind[16], nodes[32], tier[8];
 	unsigned long long bytes, used, errors, retired;
 	int struct_page, movable;
 };
@@ -50,6 +50,8 @@ static int read_sources(struct source *s, int max)
 #define SRC(f) (snprintf(path, sizeof(path), SYSFS "/sources/%s/%s", d, f), path)
 			read_line(SRC("kind"), x->kind, sizeof(x->kind));
 			read_line(SRC("nodes"), x->nodes, sizeof(x->nodes));
+			if (!read_line(SRC("tier"), x->tier, sizeof(x->tier)))
+				strcpy(x->tier, "fast");
 			x->bytes = read_u64(SRC("bytes"));
 			x->used = read_u64(SRC("used_bytes"));
 			x->errors = read_u64(SRC("poison_events"));
@@ -156,16 +158,17 @@ static void print_table(void)
 	} else {
 		printf("low watermark of free memory: none\n\n");
 	}
+	print_tiers(0);
 
-	printf("%-24s %-9s %-6s %8s %10s %11s %7s %6s %10s\n", "source",
-	       "kind", "nodes", "size", "used", "struct_page", "movable",
-	       "errors", "retired");
+	printf("%-24s %-9s %-6s %-4s %8s %10s %11s %7s %6s %10s\n", "source",
+	       "kind", "nodes", "tier", "size", "used", "struct_page",
+	       "movable", "errors", "retired");
 	for (i = 0; i < nr; i++) {
 		gib_str(src[i].bytes, b, sizeof(b));
 		gib_str(src[i].used, c, sizeof(c));
 		gib_str(src[i].retired, a, sizeof(a));
-		printf("%-24s %-9s %-6s %8s %10s %11s %7s %6llu %10s\n",
-		       src[i].name, src[i].kind, src[i].nodes, b, c,
+		printf("%-24s %-9s %-6s %-4s %8s %10s %11s %7s %6llu %10s\n",
+		       src[i].name, src[i].kind, src[i].nodes, src[i].tier, b, c,
 		       src[i].struct_page ? "yes" : "no",
 		       src[i].movable ? "yes" : "no", src[i].errors, a);
 	}
@@ -207,11 +210,12 @@ static void print_json(void)
 	       counter(NULL, "poison_events"), counter(NULL, "poisoned_pages"),
 	       counter(NULL, "retired_bytes"),
 	       counter(NULL, "poisoned_pages_outside"));
-	printf(", \"free_low\": {\"watermark_bytes\": %llu, \"low\": %s, \"events\": %llu}},\n",
+	printf(", \"free_low\": {\"watermark_bytes\": %llu, \"low\": %s, \"events\": %llu}}",
 	       counter(NULL, "free_low_bytes"),
 	       counter(NULL, "free_low") ? "true" : "false",
 	       counter(NULL, "free_low_events"));
-	printf(" \"nodes\": {");
+	print_tiers(1);
+	printf(",\n \"nodes\": {");
 	for (i = 0; i < nr_nodes; i++) {
 		printf("%s\"%s\": {", i ? ", " : "", nodes[i] + 4);
 		print_counters_json(nodes[i]);
@@ -220,9 +224,9 @@ static void print_json(void)
 	printf("},\n \"sources\": [");
 	/* Source names are letters, digits and . - _ : @: no escaping. */
 	for (i = 0; i < nr; i++)
-		printf("%s\n  {\"name\": \"%s\", \"kind\": \"%s\", \"nodes\": \"%s\", \"bytes\": %llu, \"used_bytes\": %llu, \"struct_page\": %s, \"movable\": %s, \"poison_events\": %llu, \"retired_bytes\": %llu}",
+		printf("%s\n  {\"name\": \"%s\", \"kind\": \"%s\", \"nodes\": \"%s\", \"tier\": \"%s\", \"bytes\": %llu, \"used_bytes\": %llu, \"struct_page\": %s, \"movable\": %s, \"poison_events\": %llu, \"retired_bytes\": %llu}",
 		       i ? "," : "", src[i].name, src[i].kind, src[i].nodes,
-		       src[i].bytes, src[i].used,
+		       src[i].tier, src[i].bytes, src[i].used,
 		       src[i].struct_page ? "true" : "false",
 		       src[i].movable ? "true" : "false", src[i].errors,
 		       src[i].retired);

@@ -659,11 +659,19 @@ static void sf_background_body(struct sf_thread *t, const uint64_t *a)
 		sf_kcov_start(t->kcov);
 		switch (a[0] % 5) {
 		case 0:
-			sf_sysfs_write("migration/compact", "1");
+			/* Now and then an aging scan and a tiering pass. */
+			if (r % 3 == 2) {
+				sf_sysfs_write("aging/scan", "1");
+				sf_sysfs_write("tiering/run", "1");
+			} else {
+				sf_sysfs_write("migration/compact", "1");
+			}
 			break;
 		case 1:
 			memset(&s, 0, sizeof(s));
 			s.kind = SOM_SOURCE_RESERVED;
+			/* Half the time the slow tier: tiering moves to it. */
+			s.flags = a[2] & 16 ? SOM_SOURCE_SLOW : 0;
 			s.fd = -1;
 			s.node = -1;
 			s.start = spare;

@@ -40,7 +40,7 @@
  * @node:	out: the NUMA node of the memory behind @addr, or -1 if the
  *		region has no memory there yet
  * @out_flags:	out: SOM_MAPPING_UNMOVABLE if that memory is in an
- *		unmovable chunk
+ *		unmovable chunk, SOM_MAPPING_SLOW if it is of the slow tier
  *
  * smaps does not walk PFN-mapped VMAs, so this is how a process learns the
  * mapping size and placement of its som memory. No physical address is
@@ -59,6 +59,7 @@ struct som_mapping {
 
 /* struct som_mapping out_flags */
 #define SOM_MAPPING_UNMOVABLE	(1U << 0)
+#define SOM_MAPPING_SLOW	(1U << 1)	/* memory of the slow tier */
 
 /*
  * SOM_IOC_MAPPING, on /dev/som or any som file: fill in the out fields of
@@ -148,7 +149,8 @@ struct som_policy {
 
 /* struct som_source_args flags */
 #define SOM_SOURCE_UNMOVABLE	(1U << 0)	/* chunks for unmovable claims */
-#define SOM_SOURCE_FLAGS	(SOM_SOURCE_UNMOVABLE)
+#define SOM_SOURCE_SLOW		(1U << 1)	/* of the slow tier (CXL, far) */
+#define SOM_SOURCE_FLAGS	(SOM_SOURCE_UNMOVABLE | SOM_SOURCE_SLOW)
 
 #define SOM_SOURCE_NAME_LEN	32
 
