@@ -87,10 +87,11 @@ static inline int src_remove(int dev, const char *name)
 
 /*
  * Add the machine's spare 1 GiB reserved range (SOM_SPARE_RANGES) as
- * source @name: 0, -ENODEV if there is no such range, or the ioctl's
- * -errno.
+ * source @name with SOM_SOURCE_* @flags: 0, -ENODEV if there is no such
+ * range, or the ioctl's -errno.
  */
-static inline int add_spare_gib(int dev, const char *name)
+static inline int add_spare_gib_flags(int dev, const char *name,
+				      uint32_t flags)
 {
 	struct som_source_args a;
 	uint64_t size, start;
@@ -99,10 +100,16 @@ static inline int add_spare_gib(int dev, const char *name)
 	    size != 1ULL << 30)
 		return -ENODEV;
 	args_init(&a, SOM_SOURCE_RESERVED);
+	a.flags = flags;
 	a.start = start;
 	a.size = size;
 	snprintf(a.name, sizeof(a.name), "%s", name);
 	return src_add(dev, &a);
+}
+
+static inline int add_spare_gib(int dev, const char *name)
+{
+	return add_spare_gib_flags(dev, name, 0);
 }
 
 /*
@@ -168,7 +175,7 @@ static inline int fragment_node0(int dev)
 			      off + 12 * MiB, GiB - 12 * MiB))
 			goto fail;
 	if (node_stat(0, "free_bytes") !=
-	    total - (total / GiB) * 2 * (long long)MiB)
+	    total - (total / (long long)GiB) * 2 * (long long)MiB)
 		goto fail;
 	return fd;
 fail:

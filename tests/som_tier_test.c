@@ -51,23 +51,35 @@ static int tier_set(const char *name, long long v)
 /* The spare range, added as the slow tier; its node, or -1 if none. */
 static int spare_add_slow(struct __test_metadata *_metadata, int dev)
 {
-	struct som_source_args a;
-	uint64_t size, start;
-	int nid;
+	int err = add_spare_gib_flags(dev, SPARE, SOM_SOURCE_SLOW), nid;
 
-	if (!parse_range(getenv("SOM_SPARE_RANGES"), &size, &start) ||
-	    size != GiB)
+	if (err == -ENODEV)
 		return -1;
-	args_init(&a, SOM_SOURCE_RESERVED);
-	a.flags = SOM_SOURCE_SLOW;
-	a.start = start;
-	a.size = size;
-	strcpy(a.name, SPARE);
-	EXPECT_EQ(0, src_add(dev, &a));
+	EXPECT_EQ(0, err);
 	nid = atoi(src_attr(SPARE, "nodes"));
 	/* The tests count on it being its node's only memory of the pool. */
 	EXPECT_EQ((long long)GiB, node_stat(nid, "total_bytes"));
 	return nid;
+}
+
+/*
+ * A som file of @size that prefers node 0 (the fast tier), mapped and
+ * filled with @seed's pattern every 4 KiB; the file in *@fd.
+ */
+static char *fast_file(struct __test_metadata *_metadata, int dev,
+		       size_t size, int seed, int *fd)
+{
+	char *p;
+
+	*fd = som_file(dev, 0, SOM_FILE_CLOEXEC);
+	EXPECT_LE(0, *fd);
+	EXPECT_EQ(0, set_policy(*fd, SOM_POLICY_PREFERRED, 1, 0));
+	EXPECT_EQ(0, ftruncate(*fd, size));
+	p = som_map_shared(*fd, size);
+	EXPECT_NE(MAP_FAILED, p);
+	if (p != MAP_FAILED)
+		som_fill(p, 0, size, 4096, seed);
+	return p;
 }
 
 /* A CPU of node @nid, or -1. */
@@ -391,14 +403,9 @@ TEST_F(tier, a_cold_gib_moves_whole)
 		SKIP(return, "som maps no 1 GiB entries here");
 	nid = spare_add_slow(_metadata, self->dev);
 	ASSERT_LT(0, nid);
-	fd = som_file(self->dev, 0, SOM_FILE_CLOEXEC);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, set_policy(fd, SOM_POLICY_PREFERRED, 1, 0));
-	ASSERT_EQ(0, ftruncate(fd, GiB));
-	p = som_map_shared(fd, GiB);
+	p = fast_file(_metadata, self->dev, GiB, 41, &fd);
 	ASSERT_NE(MAP_FAILED, p);
 	ASSERT_EQ(0, (uintptr_t)p % GiB);
-	som_fill(p, 0, GiB, 64 * 1024, 41);
 	ASSERT_EQ(GiB, som_page_size(fd, p));
 
 	ASSERT_EQ(0, tier_set("demote_age", 1));
@@ -409,7 +416,7 @@ TEST_F(tier, a_cold_gib_moves_whole)
 	EXPECT_EQ((long long)GiB, tier_stat("demoted_bytes") - demoted);
 	EXPECT_EQ(512, pieces_on(fd, p, GiB, nid, 1));
 	pud = som_stat("faults_pud");
-	EXPECT_EQ(-1, som_check(p, 0, GiB, 64 * 1024, 41));
+	EXPECT_EQ(-1, som_check(p, 0, GiB, 4096, 41));
 	EXPECT_EQ(1, som_stat("faults_pud") - pud);
 	EXPECT_EQ(GiB, som_page_size(fd, p));
 	munmap(p, GiB);
@@ -425,13 +432,8 @@ TEST_F(tier, the_worker_demotes_on_its_own)
 
 	nid = spare_add_slow(_metadata, self->dev);
 	ASSERT_LT(0, nid);
-	fd = som_file(self->dev, 0, SOM_FILE_CLOEXEC);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, set_policy(fd, SOM_POLICY_PREFERRED, 1, 0));
-	ASSERT_EQ(0, ftruncate(fd, 16 * MiB));
-	p = som_map_shared(fd, 16 * MiB);
+	p = fast_file(_metadata, self->dev, 16 * MiB, 51, &fd);
 	ASSERT_NE(MAP_FAILED, p);
-	som_fill(p, 0, 16 * MiB, 4096, 51);
 	demoted = tier_stat("demoted_bytes");
 	ASSERT_EQ(0, tier_set("demote_age", 1));
 	ASSERT_EQ(0, tier_set("enabled", 1));
@@ -519,13 +521,8 @@ TEST_F(tier, touched_since_the_scan_stays)
 
 	nid = spare_add_slow(_metadata, self->dev);
 	ASSERT_LT(0, nid);
-	fd = som_file(self->dev, 0, SOM_FILE_CLOEXEC);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, set_policy(fd, SOM_POLICY_PREFERRED, 1, 0));
-	ASSERT_EQ(0, ftruncate(fd, 32 * MiB));
-	p = som_map_shared(fd, 32 * MiB);
+	p = fast_file(_metadata, self->dev, 32 * MiB, 71, &fd);
 	ASSERT_NE(MAP_FAILED, p);
-	som_fill(p, 0, 32 * MiB, 4096, 71);
 	ASSERT_EQ(0, tier_set("demote_age", 1));
 	ASSERT_EQ(0, age_scan());
 	ASSERT_EQ(0, age_scan());
@@ -556,23 +553,18 @@ TEST_F(tier, compaction_leaves_a_gib_of_both_tiers)
 		SKIP(return, "som maps no 1 GiB entries here: compaction leaves mapped GiBs alone");
 	nid = spare_add_slow(_metadata, self->dev);
 	ASSERT_LT(0, nid);
-	fd = som_file(self->dev, 0, SOM_FILE_CLOEXEC);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, set_policy(fd, SOM_POLICY_PREFERRED, 1, 0));
-	ASSERT_EQ(0, ftruncate(fd, GiB));
-	p = som_map_shared(fd, GiB);
+	p = fast_file(_metadata, self->dev, GiB, 81, &fd);
 	ASSERT_NE(MAP_FAILED, p);
 	ASSERT_EQ(0, (uintptr_t)p % GiB);
-	som_fill(p, 0, GiB, 64 * 1024, 81);
 	ASSERT_EQ(GiB, som_page_size(fd, p));
 	/* Split the 1 GiB entry: a 2 MiB mprotect() in its middle. */
 	ASSERT_EQ(0, mprotect(p + 2 * MiB, 2 * MiB, PROT_READ));
 	ASSERT_EQ(0, mprotect(p + 2 * MiB, 2 * MiB, PROT_READ | PROT_WRITE));
 	ASSERT_EQ(0, tier_set("demote_age", 1));
 	ASSERT_EQ(0, age_scan());
-	EXPECT_EQ(-1, som_check(p, 0, GiB / 2, 64 * 1024, 81));
+	EXPECT_EQ(-1, som_check(p, 0, GiB / 2, 4096, 81));
 	ASSERT_EQ(0, age_scan());
-	EXPECT_EQ(-1, som_check(p, 0, GiB / 2, 64 * 1024, 81));
+	EXPECT_EQ(-1, som_check(p, 0, GiB / 2, 4096, 81));
 	demoted = tier_stat("demoted_bytes");
 	promoted = tier_stat("promoted_bytes");
 	ASSERT_EQ(0, som_sysfs_write(TIERING "run", "1"));
@@ -590,7 +582,7 @@ TEST_F(tier, compaction_leaves_a_gib_of_both_tiers)
 	/* And the next pass has nothing to move back. */
 	ASSERT_EQ(0, som_sysfs_write(TIERING "run", "1"));
 	EXPECT_EQ(promoted, tier_stat("promoted_bytes"));
-	EXPECT_EQ(-1, som_check(p, 0, GiB, 64 * 1024, 81));
+	EXPECT_EQ(-1, som_check(p, 0, GiB, 4096, 81));
 	munmap(p, GiB);
 	close(fd);
 }
@@ -632,11 +624,7 @@ TEST_F(tier, touches_during_a_pass_do_not_bounce)
 
 	nid = spare_add_slow(_metadata, self->dev);
 	ASSERT_LT(0, nid);
-	fd = som_file(self->dev, 0, SOM_FILE_CLOEXEC);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, set_policy(fd, SOM_POLICY_PREFERRED, 1, 0));
-	ASSERT_EQ(0, ftruncate(fd, 256 * MiB));
-	p = som_map_shared(fd, 256 * MiB);
+	p = fast_file(_metadata, self->dev, 256 * MiB, 99, &fd);
 	ASSERT_NE(MAP_FAILED, p);
 	ASSERT_EQ(0, tier_set("demote_age", 1));
 	for (k = 0; k < 3; k++) {
