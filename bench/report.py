@@ -704,6 +704,64 @@ def age_table(ages):
     return out.getvalue()
 
 
+TIER_ENTRIES = (("2m", "som, 256 MiB on 2 MiB entries"),
+                ("1g", "som, a GiB on one 1 GiB entry"),
+                ("kernel-thp", "kernel move_pages(), 256 MiB of THP"))
+
+
+def tier_summary(recs):
+    """som_bench tier lines -> per entry, MiB/s each way."""
+    out = {}
+    for entry, _ in TIER_ENTRIES:
+        runs = [d for k, d in recs if k == "tier" and d["entry"] == entry]
+        if not runs:
+            continue
+        rate = lambda key, ns: stat([d[key] / MIB / (d[ns] / 1e9)
+                                     for d in runs if d[ns] > 0])
+        out[entry] = {
+            "demote_mib_s": rate("demoted", "demote_ns"),
+            "promote_mib_s": rate("promoted", "promote_ns"),
+            "moved_share": stat([(d["demoted"] + d["promoted"]) /
+                                 (2 * d["bytes"]) for d in runs]),
+        }
+    return out
+
+
+def tier_table(tiers):
+    if not tiers:
+        return ""
+    out = io.StringIO()
+    p = lambda s="": print(s, file=out)
+    p()
+    p("Tiers: moving memory between nodes".ljust(40) +
+      "demotion, MiB/s".rjust(24) + "promotion, MiB/s".rjust(24) +
+      "moved / asked".rjust(18))
+    for entry, label in TIER_ENTRIES:
+        t = tiers.get(entry)
+        if not t:
+            continue
+        p(label.ljust(40) + cell(t["demote_mib_s"], 0).rjust(24) +
+          cell(t["promote_mib_s"], 0).rjust(24) +
+          cell(t["moved_share"], 2).rjust(18))
+    for note in (
+            "A boot of its own with two NUMA nodes: the pool on node 0 is "
+            "the fast tier, a 1 GiB range on node 1 added as the slow one "
+            "(admin guide, section 9). som: a som file on node 0, filled, "
+            "aged cold by two scans and demoted by one pass "
+            "(tiering/run), then touched, scanned and promoted by the "
+            "next; wall time around each pass, bytes from the counters "
+            "(demoted_bytes, promoted_bytes), the data checked after each. "
+            "2 MiB blocks move one by one (a copy and an entry zapped "
+            "each); a GiB on one chunk moves whole and keeps its 1 GiB "
+            "entry. kernel: move_pages(2) of 256 MiB of anonymous THP "
+            "from node 0 to node 1 and back, as the kernel's own demotion "
+            "and NUMA migration move pages. QEMU TCG: both nodes are the "
+            "host's RAM, so the rates say what the software costs, not "
+            "what a slower tier would.",):
+        p(textwrap.fill(note, 100, subsequent_indent="  "))
+    return out.getvalue()
+
+
 def programs_summary(recs):
     """SOMBENCH program lines -> {name: {alloc: {phase: record}}}."""
     out = {}
@@ -806,12 +864,15 @@ def main():
     meta = meta_summary(recs)
     progs = programs_summary(recs)
     ages = age_summary(recs)
-    if not touches and not meta["layouts"] and not progs and not ages:
+    tiers = tier_summary(recs)
+    if not touches and not meta["layouts"] and not progs and not ages \
+            and not tiers:
         print("report: no measurements in " + args.raw, file=sys.stderr)
         return 1
     if not touches:
         os.makedirs(args.out, exist_ok=True)
-        text = age_table(ages) + meta_table(meta) + programs_table(progs)
+        text = age_table(ages) + tier_table(tiers) + meta_table(meta) + \
+            programs_table(progs)
         skips = [d for k, d in recs if k in ("skip", "error")]
         if skips:
             text += "\nnot measured: " + "; ".join(
@@ -822,6 +883,7 @@ def main():
         with open(os.path.join(args.out, "results.json"), "w") as f:
             json.dump({"command": args.command, "host": host,
                        "metadata": meta, "programs": progs, "aging": ages,
+                       "tiers": tiers,
                        "raw": [dict(d, kind=k) for k, d in recs]}, f,
                       indent=1)
         return 0
@@ -889,8 +951,8 @@ def main():
     skips = [d for k, d in recs if k in ("skip", "error")]
     os.makedirs(args.out, exist_ok=True)
     text = table(summary, sizes, backings, nruns, churn, memcached, info,
-                 touches) + age_table(ages) + meta_table(meta) + \
-        programs_table(progs)
+                 touches) + age_table(ages) + tier_table(tiers) + \
+        meta_table(meta) + programs_table(progs)
     if skips:
         text += "\nnot measured: " + "; ".join(
             " ".join(f"{k}={v}" for k, v in d.items()) for d in skips) + "\n"
@@ -907,7 +969,7 @@ def main():
             "alloc_free": {k: {x: v for x, v in c.items() if x != "runs"}
                            for k, c in churn.items()},
             "memcached": memcached, "metadata": meta, "programs": progs,
-            "aging": ages, "skipped": skips,
+            "aging": ages, "tiers": tiers, "skipped": skips,
             "raw": [dict(d, kind=k) for k, d in recs],
         }, f, indent=1)
 

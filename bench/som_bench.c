@@ -29,6 +29,10 @@
  *	one aging scan of som memory mapped with entries of that size, and
  *	the refaults and time of the owner's next touch (aging.c); or one
  *	MGLRU aging pass of anonymous 4 KiB pages or THP (aging_mglru.c)
+ *   som_bench tier 2m|1g|kernel-thp RUN
+ *	demote som memory to a slow tier and promote it back, 2 MiB blocks
+ *	or a GiB whole; or move anonymous THP between nodes with
+ *	move_pages(2), for comparison (tiering.c)
  *   som_bench churn KIND OPS RUN
  *	allocate, write once and free OPS times: som-2m, som-1g (libsom
  *	som_alloc/som_free), thp-2m (mmap over a reserved 2 MiB, and a
@@ -698,7 +702,8 @@ static int usage(void)
 		"       som_bench touch anon4k|thp|hugetlb|memfd|som|som-cold GIB RUN\n"
 		"       som_bench churn som-2m|som-1g|thp-2m|hugetlb-1g OPS RUN\n"
 		"       som_bench meta empty|whole|split|hvo\n"
-		"       som_bench age 1g|2m|4k|mglru-4k|mglru-thp RUN\n");
+		"       som_bench age 1g|2m|4k|mglru-4k|mglru-thp RUN\n"
+		"       som_bench tier 2m|1g|kernel-thp RUN\n");
 	return 2;
 }
 
@@ -722,6 +727,8 @@ int main(int argc, char **argv)
 		ret = som_bench_age_mglru(argv[2], atoi(argv[3]));
 	else if (argc == 4 && !strcmp(argv[1], "age"))
 		ret = som_bench_age(argv[2], atoi(argv[3]));
+	else if (argc == 4 && !strcmp(argv[1], "tier"))
+		ret = som_bench_tier(argv[2], atoi(argv[3]));
 	else if (argc == 3 && !strcmp(argv[1], "meta") &&
 		 (!strcmp(argv[2], "empty") || !strcmp(argv[2], "whole") ||
 		  !strcmp(argv[2], "split") || !strcmp(argv[2], "hvo")))

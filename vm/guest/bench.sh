@@ -28,9 +28,14 @@
 #                        allocators ("redis memcached stress-glibc
 #                        stress-tcmalloc"; vm/guest/bench_programs.sh);
 #                        "none" skips them. SOM_BENCH_REDIS: their sizes
+#   SOM_BENCH_TIER       what moves between tiers ("2m 1g kernel-thp":
+#                        som's demotion and promotion, bench/tiering.c,
+#                        then the kernel's move_pages() of THP)
 #   SOM_BENCH_PART       "metadata": only that, in a boot of its own with
 #                        8 GiB reserved (vm/lib/bench.sh sets it);
-#                        "programs": only the programs
+#                        "programs": only the programs; "tiers": only
+#                        the tiers, in a boot of two nodes with a spare
+#                        range on node 1
 
 # Lists may come with commas for spaces (SOM_GUEST_ENV words have none).
 words() {
@@ -125,6 +130,15 @@ if [ "${SOM_BENCH_PART:-}" = metadata ]; then
 	exit "$status"
 fi
 load_som || exit 1
+if [ "${SOM_BENCH_PART:-}" = tiers ]; then
+	for run in $(seq "$runs"); do
+		for t in $(words "${SOM_BENCH_TIER:-2m 1g kernel-thp}"); do
+			bench tier "$t" "$run"
+		done
+	done
+	rmmod som || status=1
+	exit "$status"
+fi
 if [ "${SOM_BENCH_PART:-}" = programs ]; then
 	# shellcheck source=vm/guest/bench_programs.sh
 	. /som/guest/bench_programs.sh

@@ -24,6 +24,12 @@
 # (a few minutes); SOM_BENCH_ONLY=programs runs only the programs under
 # real allocators (vm/guest/bench_programs.sh), in the 4 GiB boot.
 #
+# After the main boot, a short one of two NUMA nodes measures tiering
+# (som_bench tier): the 4 GiB pool on node 0 is the fast tier and a
+# spare 1 GiB range on node 1 (1G@12G) is added as the slow one; the
+# kernel's own move_pages() of THP between the nodes is measured beside
+# it. SOM_BENCH_ONLY=tiers runs only that boot.
+#
 # Knobs: SOM_BENCH_RUNS, SOM_BENCH_SIZES, SOM_BENCH_BACKINGS,
 # SOM_BENCH_CHURN, SOM_BENCH_AGE, SOM_BENCH_GUPS_OPS, SOM_BENCH_MEMCACHED,
 # SOM_BENCH_META_POOLS (see vm/guest/bench.sh; lists with commas or
@@ -37,7 +43,7 @@ SOM_BENCH_PYTHON=${SOM_BENCH_PYTHON:-/usr/bin/python3}
 SOM_BENCH_KNOBS=(SOM_BENCH_RUNS SOM_BENCH_SIZES SOM_BENCH_BACKINGS
 		 SOM_BENCH_CHURN SOM_BENCH_AGE SOM_BENCH_GUPS_OPS SOM_BENCH_MEMCACHED
 		 SOM_BENCH_META_POOLS SOM_BENCH_PROGRAMS SOM_BENCH_REDIS
-		 SOM_BENCH_ONLY)
+		 SOM_BENCH_TIER SOM_BENCH_ONLY)
 
 # The machine the numbers come from, as key=value lines.
 bench_host_info() {
@@ -71,12 +77,13 @@ bench_command() {
 # One boot of the bench VM with RESERVE bytes reserved for som at 4 GiB
 # and EXTRA words for the guest's environment: its SOMBENCH lines go to
 # the end of $raw, its log to $SOM_BENCH_OUT/LOGNAME. Sets boot_status.
+# NODES (1) NUMA nodes, and a SPARE range (none) for the guest to add.
 som_bench_boot() {
-	local reserve=$1 extra=$2 logname=$3
+	local reserve=$1 extra=$2 logname=$3 nodes=${4:-1} spare=${5:-}
 	# The VM's settings (vm/lib/qemu.sh, vm/lib/initramfs.sh), for this
 	# boot only.
 	# shellcheck disable=SC2034  # read by som_vm_boot and som_initramfs
-	local SOM_VM_NODES=1 SOM_VM_SPARE='' SOM_VM_PMEM='' SOM_VM_HUGEPAGES=0 \
+	local SOM_VM_NODES=$nodes SOM_VM_SPARE=$spare SOM_VM_PMEM='' SOM_VM_HUGEPAGES=0 \
 		SOM_VM_DIMM='' SOM_VM_RESERVE_SIZE=$reserve SOM_VM_RESERVE_BASE=4G \
 		SOM_VM_MODULES='' \
 		SOM_VM_PROGRAMS="memcached memcping memcstat redis-server redis-cli redis-benchmark stress-ng" \
@@ -111,12 +118,12 @@ som_bench_run() {
 	build_userspace "$SOM_BENCH_DIR"
 	mkdir -p "$SOM_BENCH_OUT"
 	: >"$raw"
-	if [[ ${SOM_BENCH_ONLY:-} != programs ]]; then
+	if [[ ${SOM_BENCH_ONLY:-} != @(programs|tiers) ]]; then
 		som_bench_boot 8G " SOM_BENCH_PART=metadata" vm-bench-metadata.log
 		((boot_status == 0)) || status=1
 	fi
 	case ${SOM_BENCH_ONLY:-} in
-	metadata) ;;
+	metadata|tiers) ;;
 	programs)
 		som_bench_boot 4G " SOM_BENCH_PART=programs" vm-bench.log
 		((boot_status == 0)) || status=1 ;;
@@ -124,6 +131,10 @@ som_bench_run() {
 		som_bench_boot 4G "" vm-bench.log
 		((boot_status == 0)) || status=1 ;;
 	esac
+	if [[ ${SOM_BENCH_ONLY:-} != @(metadata|programs) ]]; then
+		som_bench_boot 4G " SOM_BENCH_PART=tiers" vm-bench-tiers.log 2 1G@12G
+		((boot_status == 0)) || status=1
+	fi
 
 	bench_host_info >"$SOM_BENCH_OUT/host.txt"
 	log "results: $(wc -l <"$raw") lines in $raw"
