@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * som_hold SIZE [SECONDS]: map SIZE of som memory (/dev/som), touch every
- * 2 MiB of it, say so, and hold it for SECONDS (default: until killed).
+ * som_hold SIZE [SECONDS] [hot]: map SIZE of som memory (/dev/som), touch
+ * every 2 MiB of it, say so, and hold it for SECONDS (default, or -1:
+ * until killed); "hot" touches it all again every 100 ms meanwhile.
  * The demo's stand-in for a container's workload: what it reserves is
- * charged to its cgroup, so a cgroup's som limit refuses its mmap().
+ * charged to its cgroup, so a cgroup's som limit refuses its mmap(); and
+ * aging finds the memory of a hot holder used, a cold one's idle.
  * Exit status: 0 held and let go, 1 the mapping was refused, 2 usage.
  */
 #include <errno.h>
@@ -19,11 +21,16 @@
 int main(int argc, char **argv)
 {
 	unsigned long long size, off;
-	int fd, seconds = -1;
-	char *p;
+	int fd, seconds = -1, hot = 0;
+	volatile char *p;
+	long ticks;
 
+	if (argc == 4 && !strcmp(argv[3], "hot")) {
+		hot = 1;
+		argc--;
+	}
 	if (argc < 2 || argc > 3 || som_parse_size(argv[1], &size) || !size) {
-		fprintf(stderr, "usage: som_hold SIZE [SECONDS]\n");
+		fprintf(stderr, "usage: som_hold SIZE [SECONDS] [hot]\n");
 		return 2;
 	}
 	if (argc == 3)
@@ -44,11 +51,19 @@ int main(int argc, char **argv)
 	printf("som_hold: %s of som memory mapped and touched (pid %d)\n",
 	       argv[1], (int)getpid());
 	fflush(stdout);
-	if (seconds < 0)
-		for (;;)
-			pause();
-	sleep(seconds);
-	munmap(p, size);
+	for (ticks = 0; seconds < 0 || ticks < seconds * 10L; ticks++) {
+		if (!hot) {
+			if (seconds < 0)
+				pause();
+			else
+				sleep(seconds);
+			break;
+		}
+		for (off = 0; off < size; off += 2 << 20)
+			p[off]++;
+		usleep(100000);
+	}
+	munmap((char *)p, size);
 	close(fd);
 	return 0;
 }

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Guest side of `vm/run demo`: load som.ko, run /som/bin/som_demo, show
-# an operator limiting two containers' som memory, unload.
+# an operator limiting two containers' som memory, then adding slower
+# memory as a slow tier that cold memory moves to, unload.
 #
 # som_demo measures som cold first, so it runs right after som.ko is
 # loaded, while the worker has most of the pool still to zero. QEMU backs
@@ -80,6 +81,57 @@ kill "$web" "$db"
 wait "$web" "$db" 2>/dev/null
 run somctl cgroups
 rmdir /sys/fs/cgroup/web /sys/fs/cgroup/db || status=1
+
+# Tiers: the spare range of node 1 stands for CXL memory. A hot and a
+# cold holder of 256 MiB each; aging scans every half second, each
+# followed by a tiering pass, until the cold one is on the slow tier and
+# the hot one on the fast tier (up to 120 s).
+# Write VALUE into som's sysfs FILE, shown as typed.
+put() {
+	echo "# echo $1 > $sysfs/$2"
+	echo "$1" > "$sysfs/$2" || status=1
+}
+
+tier_used() {
+	echo $(($(cat "$sysfs/tiering/$1_bytes") - $(cat "$sysfs/tiering/$1_free_bytes")))
+}
+
+echo
+echo "== an operator adds slower memory as a slow tier"
+spare=${SOM_SPARE_RANGES%% *}
+if [ -n "$spare" ]; then
+	run somctl add reserved "$spare" --slow --name cxl0
+	echo "# som_hold 256M -1 hot &    # touches its memory every 100 ms"
+	som_hold 256M -1 hot > /tmp/hold.hot &
+	hot=$!
+	echo "# som_hold 256M &           # touches it once"
+	som_hold 256M > /tmp/hold.cold &
+	cold=$!
+	put 2 tiering/demote_age
+	put 500 aging/interval_ms
+	tries=0
+	while [ "$(tier_used slow)" != $((256 << 20)) ] ||
+	      [ "$(tier_used fast)" != $((256 << 20)) ]; do
+		tries=$((tries + 1))
+		if [ $tries -gt 120 ]; then
+			echo "demo: the cold holder did not reach the slow tier in 120 s"
+			status=1
+			break
+		fi
+		sleep 1
+	done
+	put 0 aging/interval_ms
+	echo "# somctl status | grep -E 'tier|^source|^cxl0'"
+	somctl status | grep -E 'tier|^source|^cxl0'
+	echo "# (hot: pid $hot, cold: pid $cold)"
+	run somctl ages "$hot" "$cold"
+	kill "$hot" "$cold"
+	wait "$hot" "$cold" 2>/dev/null
+	run somctl remove cxl0
+else
+	echo "demo: no spare range (SOM_SPARE_RANGES) to be the slow tier"
+	status=1
+fi
 
 rmmod som || status=1
 exit "$status"
