@@ -61,15 +61,26 @@ static char *sf_ro_alias;
 static __thread sigjmp_buf sf_touch_env;
 static __thread volatile int sf_touch_armed;
 
+/* The call each thread of the executor is in, for a fault outside a touch. */
+static __thread const char *sf_current_call;
+
 static void sf_fault_handler(int sig, siginfo_t *si, void *uc)
 {
-	(void)si;
 	(void)uc;
 	if (sf_touch_armed) {
 		sf_touch_armed = 0;
 		siglongjmp(sf_touch_env, sig);
 	}
-	/* Not a touch: die of it, so that the supervisor sees the signal. */
+	/*
+	 * Not a touch: say where and from whom (a fault has si_code > 0 and
+	 * the address; a signal sent by a process, si_code <= 0 and its
+	 * pid), then die of it, so that the supervisor sees the signal.
+	 */
+	sf_finding("the executor died of signal %d (%s) outside any touch of memory: si_code %d, address %p, sender pid %d, in call %s of thread %d",
+		   sig, strsignal(sig), si->si_code, si->si_addr,
+		   si->si_code <= 0 ? (int)si->si_pid : 0,
+		   sf_current_call ? sf_current_call : "(none)",
+		   (int)gettid());
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
@@ -423,7 +434,9 @@ static void sf_run_call(struct sf_thread *t, const struct sf_call *c)
 	long ret;
 
 	sf_kcov_start(t->kcov);
+	sf_current_call = d->name;
 	ret = d->fn(t, c->args);
+	sf_current_call = NULL;
 	new_bits = sf_kcov_collect(t->kcov);
 	if (ret == SF_NOOP)
 		return;
@@ -445,10 +458,12 @@ static void *sf_slot_main(void *arg)
 
 	if (sf_kcov_enable(s->t.kcov))
 		s->t.kcov = NULL;
-	if (s->body)
+	if (s->body) {
+		sf_current_call = "background";
 		s->body(&s->t, s->args);
-	else
+	} else {
 		sf_run_range(&s->t, s->from, s->to);
+	}
 	sf_kcov_disable(s->t.kcov);
 	return NULL;
 }
