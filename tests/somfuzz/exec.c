@@ -63,6 +63,7 @@ static __thread volatile int sf_touch_armed;
 
 /* The call each thread of the executor is in, for a fault outside a touch. */
 static __thread const char *sf_current_call;
+static pid_t sf_executor_pid;	/* its forked children are not it */
 
 static void sf_fault_handler(int sig, siginfo_t *si, void *uc)
 {
@@ -74,13 +75,15 @@ static void sf_fault_handler(int sig, siginfo_t *si, void *uc)
 	/*
 	 * Not a touch: say where and from whom (a fault has si_code > 0 and
 	 * the address; a signal sent by a process, si_code <= 0 and its
-	 * pid), then die of it, so that the supervisor sees the signal.
+	 * pid), then die of it, so that the supervisor sees the signal. A
+	 * forked child's death is not a finding, as before.
 	 */
-	sf_finding("the executor died of signal %d (%s) outside any touch of memory: si_code %d, address %p, sender pid %d, in call %s of thread %d",
-		   sig, strsignal(sig), si->si_code, si->si_addr,
-		   si->si_code <= 0 ? (int)si->si_pid : 0,
-		   sf_current_call ? sf_current_call : "(none)",
-		   (int)gettid());
+	if (getpid() == sf_executor_pid)
+		sf_finding("the executor died of signal %d (%s) outside any touch of memory: si_code %d, address %p, sender pid %d, in call %s of thread %d",
+			   sig, strsignal(sig), si->si_code, si->si_addr,
+			   si->si_code <= 0 ? (int)si->si_pid : 0,
+			   sf_current_call ? sf_current_call : "(none)",
+			   (int)gettid());
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
@@ -178,6 +181,7 @@ int sf_exec_init(void)
 	for (i = 0; i < SF_MAX_THREADS; i++)
 		sf_slots[i].t.kcov = sf_kcov_open(NULL);
 
+	sf_executor_pid = getpid();
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = sf_fault_handler;
 	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
