@@ -414,8 +414,6 @@ void som_pool_tier_stats(struct som_pool *pool,
 /* Migration (migrate.c, compact.c) */
 int som_pool_chunk_info(struct som_pool *pool, unsigned long cfn,
 			struct som_chunk_info *info);
-unsigned long som_pool_whole_chunk(struct som_pool *pool,
-				   const struct som_claim *claim, int nid);
 unsigned long som_pool_whole_chunk_tier(struct som_pool *pool,
 					const struct som_claim *claim,
 					int nid, int tier);

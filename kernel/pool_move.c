@@ -159,21 +159,7 @@ unsigned long som_pool_whole_chunk_tier(struct som_pool *pool,
 	spin_unlock(&pool->lock);
 	return cfn;
 }
-
-/**
- * som_pool_whole_chunk() - som_pool_whole_chunk_tier() of any tier
- * @pool: the pool
- * @claim: the claim whose kind and nodes count
- * @nid: the node to look on first
- *
- * Return: as for som_pool_whole_chunk_tier().
- */
-unsigned long som_pool_whole_chunk(struct som_pool *pool,
-				   const struct som_claim *claim, int nid)
-{
-	return som_pool_whole_chunk_tier(pool, claim, nid, SOM_TIER_ANY);
-}
-EXPORT_SYMBOL_IF_KUNIT(som_pool_whole_chunk);
+EXPORT_SYMBOL_IF_KUNIT(som_pool_whole_chunk_tier);
 
 /**
  * som_pool_assemble_begin() - set one chunk aside, to assemble a GiB in it

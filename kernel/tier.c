@@ -374,10 +374,16 @@ static ssize_t som_tier_age_store(unsigned int *knob, const char *buf,
 	return err ? err : count;
 }
 
+/* The two age knobs: show and store each through these. */
+static ssize_t som_tier_age_show(const unsigned int *knob, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", READ_ONCE(*knob));
+}
+
 static ssize_t demote_age_show(struct kobject *kobj,
 			       struct kobj_attribute *attr, char *buf)
 {
-	return sysfs_emit(buf, "%u\n", READ_ONCE(som_tier_demote_age));
+	return som_tier_age_show(&som_tier_demote_age, buf);
 }
 
 static ssize_t demote_age_store(struct kobject *kobj,
@@ -390,7 +396,7 @@ static ssize_t demote_age_store(struct kobject *kobj,
 static ssize_t promote_age_show(struct kobject *kobj,
 				struct kobj_attribute *attr, char *buf)
 {
-	return sysfs_emit(buf, "%u\n", READ_ONCE(som_tier_promote_age));
+	return som_tier_age_show(&som_tier_promote_age, buf);
 }
 
 static ssize_t promote_age_store(struct kobject *kobj,
