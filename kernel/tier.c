@@ -10,9 +10,11 @@
  *	promotion	a block of the slow tier used within promote_age
  *			scans moves back to the fast tier
  *
- * demote_age is always above promote_age, so that no block goes both
- * ways in one pass; and a block its owner touched between the scan and
- * the pass is not demoted (its entry says so). Demotion runs first, over
+ * demote_age is always above promote_age, and a pass remembers the
+ * blocks it demoted and never promotes them: no block goes both ways in
+ * one pass, even one its owner touches right after it moved. A block its
+ * owner touched between the scan and the pass is not demoted (its entry
+ * says so). Demotion runs first, over
  * every region, so that the room it makes on the fast tier is there for
  * promotion. Each direction moves at most max_bytes a pass (a GiB that
  * moves whole takes what is left): with a pass after each of the aging
@@ -42,6 +44,7 @@
 #include <linux/mutex.h>
 #include <linux/sched/signal.h>
 #include <linux/sysfs.h>
+#include <linux/xarray.h>
 
 #include "age.h"
 #include "migrate.h"
@@ -60,7 +63,13 @@ static u64 som_tier_max_bytes = 1ULL << 30;
 /* Serialises writers of the two ages. */
 static DEFINE_MUTEX(som_tier_knob_mutex);
 
-/* One pass: its knobs, and what it may still move, in blocks. */
+/*
+ * One pass: its knobs, what it may still move, in blocks, and the blocks
+ * it demoted (by block number; about max of them, a GiB moved whole may
+ * add 511; freed at its end). If one of those could not be noted, the
+ * pass promotes nothing. A noted block its owner gives back may reach
+ * another owner in the same pass: that one waits for the next pass.
+ */
 struct som_tier_budget {
 	unsigned int demote_age;
 	unsigned int promote_age;
@@ -68,6 +77,8 @@ struct som_tier_budget {
 	unsigned long moved[SOM_TIER_NR];
 	unsigned long short_of_room;
 	unsigned long max;
+	struct xarray demoted;
+	bool forgot;
 };
 
 /*
@@ -132,6 +143,29 @@ static void som_tier_spend(struct som_tier_budget *tp, int to, unsigned long n)
 	tp->left[to] -= min(n, tp->left[to]);
 }
 
+/* Block @bfn arrived on tier @to in this pass: if demoted, remember it. */
+static void som_tier_arrived(struct som_tier_budget *tp, int to,
+			     unsigned long bfn)
+{
+	if (to == SOM_TIER_SLOW &&
+	    xa_is_err(xa_store(&tp->demoted, bfn, xa_mk_value(0),
+			       GFP_KERNEL | __GFP_NOWARN)))
+		tp->forgot = true;
+}
+
+/*
+ * Did this pass demote (or may it have demoted) any of the @nr blocks
+ * from @bfn on?
+ */
+static bool som_tier_was_demoted(struct som_tier_budget *tp,
+				 unsigned long bfn, unsigned long nr)
+{
+	unsigned long at = bfn;
+
+	return tp->forgot || xa_find(&tp->demoted, &at, bfn + nr - 1,
+				     XA_PRESENT);
+}
+
 /*
  * Move the blocks of a locked region that want tier @to there, from the
  * cursor on, until SOM_TIER_BATCH have moved or SOM_TIER_LOOK indices
@@ -151,6 +185,7 @@ static int som_tier_batch(struct som_mover *mv, struct som_assembly *as,
 	int from = to == SOM_TIER_FAST ? SOM_TIER_SLOW : SOM_TIER_FAST;
 	unsigned long bfn, dst, moved = 0, looked = 0;
 	pgoff_t first;
+	unsigned int i;
 	int nid;
 
 	/* Entries mapped while the locks were dropped count too. */
@@ -174,7 +209,8 @@ static int som_tier_batch(struct som_mover *mv, struct som_assembly *as,
 			looked += SOM_TIER_LOOK / 8;
 		}
 		if (som_pool_block_tier(pool, bfn) != from ||
-		    !som_tier_wants(region, cur->idx, from, tp))
+		    !som_tier_wants(region, cur->idx, from, tp) ||
+		    (to == SOM_TIER_FAST && som_tier_was_demoted(tp, bfn, 1)))
 			continue;
 		if (cur->full) {
 			som_tier_short(tp);
@@ -185,14 +221,25 @@ static int som_tier_batch(struct som_mover *mv, struct som_assembly *as,
 		 * A GiB one chunk backs moves whole, in a batch of its own,
 		 * if any budget is left: splitting it would cost its 1 GiB
 		 * entry. Only where no whole chunk is free does it go block
-		 * by block.
+		 * by block. One this pass demoted part of (block by block,
+		 * into a chunk now whole) waits for the next pass, whole.
 		 */
 		if (cur->idx == first &&
 		    som_mover_gib_chunk(mv, first) != SOM_NO_BLOCK &&
 		    som_tier_wants_gib(region, first, from, tp)) {
+			if (to == SOM_TIER_FAST &&
+			    som_tier_was_demoted(tp, bfn,
+						 SOM_BLOCKS_PER_CHUNK)) {
+				cur->idx += SOM_BLOCKS_PER_CHUNK - 1;
+				continue;
+			}
 			if (moved)
 				return 1;
 			if (!som_mover_move_gib(mv, first, nid, false, to, as)) {
+				for (i = 0; i < SOM_BLOCKS_PER_CHUNK; i++)
+					som_tier_arrived(tp, to,
+							 som_table_get(&region->table,
+								       first + i));
 				som_tier_spend(tp, to, SOM_BLOCKS_PER_CHUNK);
 				tp->moved[to] += SOM_BLOCKS_PER_CHUNK;
 				cur->idx += SOM_BLOCKS_PER_CHUNK - 1;
@@ -208,6 +255,7 @@ static int som_tier_batch(struct som_mover *mv, struct som_assembly *as,
 			continue;
 		}
 		som_mover_move(mv, cur->idx, dst);
+		som_tier_arrived(tp, to, dst);
 		som_tier_spend(tp, to, 1);
 		tp->moved[to]++;
 		moved++;
@@ -274,6 +322,7 @@ int som_tier_pass(void)
 	tp.max = max;
 	tp.left[SOM_TIER_FAST] = stats[SOM_TIER_FAST].total_bytes ? max : 0;
 	tp.left[SOM_TIER_SLOW] = tp.left[SOM_TIER_FAST];
+	xa_init(&tp.demoted);
 	as = som_assembly_alloc();
 	if (!as)
 		return -ENOMEM;
@@ -288,13 +337,15 @@ int som_tier_pass(void)
 		goto out;
 	}
 	for (to = SOM_TIER_SLOW; to >= SOM_TIER_FAST && !err; to--)
-		for (i = 0; i < nr && !err && tp.left[to]; i++)
+		for (i = 0; i < nr && !err && tp.left[to] &&
+		     !(to == SOM_TIER_FAST && tp.forgot); i++)
 			err = som_tier_region(regions[i], as, to, &tp);
 	som_regions_put(regions, nr);
 	atomic_long_inc(&som_migrate_stats.tier_passes);
 out:
 	mutex_unlock(&som_migrate_mutex);
 	som_assembly_free(as);
+	xa_destroy(&tp.demoted);
 	atomic_long_add(tp.moved[SOM_TIER_SLOW],
 			&som_migrate_stats.blocks_demoted);
 	atomic_long_add(tp.moved[SOM_TIER_FAST],

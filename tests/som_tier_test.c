@@ -656,6 +656,101 @@ TEST_F(tier, touches_during_a_pass_do_not_bounce)
 }
 
 /*
+ * Touch every 2 MiB of a region's lower half, but only once its first
+ * block has been demoted (that is, after the pass's first hold), until
+ * told to stop; count the sweeps.
+ */
+struct late_toucher {
+	pthread_t thread;
+	volatile char *p;
+	size_t len;
+	int fd, nid;
+	volatile int stop;
+	volatile long sweeps;
+};
+
+static void *late_toucher_run(void *arg)
+{
+	struct late_toucher *t = arg;
+	size_t off;
+
+	while (!t->stop && pieces_on(t->fd, (const char *)t->p, 2 * MiB,
+				     t->nid, 1) != 1)
+		usleep(200);
+	if (t->stop)
+		return NULL;
+	for (; !t->stop; t->sweeps++)
+		for (off = 0; off < t->len; off += 2 * MiB)
+			t->p[off + 16]++;
+	return NULL;
+}
+
+/*
+ * A block its owner touches right after the pass demoted it stays on the
+ * slow tier until the next pass: no block goes both ways in one pass
+ * (the pass remembers what it demoted). The next pass, which sees the
+ * touches, promotes the touched blocks. (Before the fix the pass's
+ * later holds noted the touches and its promotion half took the blocks
+ * straight back; touches_during_a_pass_do_not_bounce failed that way
+ * in CI when its toucher thread started late.)
+ */
+TEST_F(tier, blocks_touched_after_demotion_wait_for_the_next_pass)
+{
+	long long demoted, promoted;
+	struct late_toucher t = { 0 };
+	int nid, fd, k, ms;
+	long sweeps;
+	char *p;
+
+	nid = spare_add_slow(_metadata, self->dev);
+	ASSERT_LT(0, nid);
+	p = fast_file(_metadata, self->dev, 256 * MiB, 97, &fd);
+	ASSERT_NE(MAP_FAILED, p);
+	ASSERT_EQ(0, tier_set("demote_age", 1));
+	for (k = 0; k < 3; k++) {
+		som_fill(p, 0, 256 * MiB, 4096, 110 + k);
+		ASSERT_EQ(0, age_scan());
+		ASSERT_EQ(0, age_scan());
+		demoted = tier_stat("demoted_bytes");
+		promoted = tier_stat("promoted_bytes");
+		t.p = p;
+		t.len = 128 * MiB;
+		t.fd = fd;
+		t.nid = nid;
+		t.stop = 0;
+		t.sweeps = 0;
+		ASSERT_EQ(0, pthread_create(&t.thread, NULL, late_toucher_run,
+					    &t));
+		EXPECT_EQ(0, som_sysfs_write(TIERING "run", "1"));
+		/* The first hold's blocks and the untouched upper half. */
+		EXPECT_LE(192 * (long long)MiB,
+			  tier_stat("demoted_bytes") - demoted);
+		EXPECT_EQ(promoted, tier_stat("promoted_bytes"));
+		EXPECT_EQ(32, pieces_on(fd, p, 64 * MiB, nid, 1));
+		EXPECT_EQ(64, pieces_on(fd, p + 128 * MiB, 128 * MiB, nid, 1));
+		/* Two whole sweeps after the pass: all of them touched. */
+		sweeps = t.sweeps;
+		for (ms = 0; t.sweeps < sweeps + 2 && ms < 60000; ms++)
+			usleep(1000);
+		t.stop = 1;
+		pthread_join(t.thread, NULL);
+		ASSERT_LE(sweeps + 2, t.sweeps);
+		EXPECT_EQ(0, som_sysfs_write(TIERING "run", "1"));
+		EXPECT_LE(64 * (long long)MiB,
+			  tier_stat("promoted_bytes") - promoted);
+		EXPECT_EQ(32, pieces_on(fd, p, 64 * MiB, 0, 0));
+		EXPECT_EQ(64, pieces_on(fd, p + 128 * MiB, 128 * MiB, nid, 1));
+		/* The toucher writes at +16: the patterns at +0 stay. */
+		EXPECT_EQ(-1, som_check(p, 0, 256 * MiB, 4096, 110 + k));
+		ASSERT_EQ(0, set_policy(fd, SOM_POLICY_BIND, 1, 0));
+		ASSERT_EQ(0, set_policy(fd, SOM_POLICY_PREFERRED, 1, 0));
+		EXPECT_EQ(128, pieces_on(fd, p, 256 * MiB, 0, 0));
+	}
+	munmap(p, 256 * MiB);
+	close(fd);
+}
+
+/*
  * Writes to a source's tier file while the source is removed with
  * memory in use (its evacuation takes a while): the removal finishes,
  * and the writes fail cleanly once the file is gone.
