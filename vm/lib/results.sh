@@ -7,7 +7,10 @@
 # (subtests, diagnostics, "# Totals:") are not counted.
 #   ok N name # SKIP reason   -> skipped
 #   ok N name ...             -> passed (including "# XFAIL")
-#   not ok N name ...         -> failed, whatever follows
+#   not ok N name ...         -> failed, whatever follows; the name gets
+#                                the first two "# FILE.c:LINE:" lines of
+#                                the test (its failed assertions), so that
+#                                a FAILED line says why
 #
 # A skip is for a feature the machine lacks, and each tier's are listed in
 # tests/expected-skips (SOM_EXPECTED_SKIPS): any other skip fails the run.
@@ -27,12 +30,19 @@ som_count_results() {
 		fail) SOM_FAILED=$((SOM_FAILED + 1)); SOM_FAILED_NAMES+=("$rest") ;;
 		esac
 	done < <(tr -d '\r' <"$log" | awk '
+		/^# +RUN / { why = ""; nwhy = 0 }
+		/^# [A-Za-z0-9_.-]+\.c:[0-9]+:/ && nwhy < 2 {
+			d = $0
+			sub(/^# /, "", d)
+			why = why (nwhy++ ? " / " : "") substr(d, 1, 320)
+		}
 		/^(not )?ok [0-9]+( |$)/ {
 			failed = /^not /
 			line = $0
 			sub(/^(not )?ok [0-9]+ ?/, "", line)
 			if (failed) {
-				print "fail", line
+				print "fail", line (why == "" ? "" : " [" why "]")
+				why = ""; nwhy = 0
 			} else if (match(line, /[ \t]*#[ \t]*SKIP[ \t]*/)) {
 				name = substr(line, 1, RSTART - 1)
 				print "skip", name "\t" substr(line, RSTART + RLENGTH)
