@@ -128,6 +128,19 @@ static int age_scan(void)
 	return som_sysfs_write("aging/scan", "1");
 }
 
+/* Two scans: every block of the pool's regions is then 1 scan old or more. */
+static int age_scan_twice(void)
+{
+	return age_scan() ? -1 : age_scan();
+}
+
+/* Every block of the file @fd back on node 0, the fast tier, preferred. */
+static int back_to_fast(int fd)
+{
+	return set_policy(fd, SOM_POLICY_BIND, 1, 0) ? -1 :
+	       set_policy(fd, SOM_POLICY_PREFERRED, 1, 0);
+}
+
 /*
  * @nr aging scans; before each, every writer finishes two more rounds,
  * so that all of their memory is used between any two scans.
@@ -629,8 +642,7 @@ TEST_F(tier, touches_during_a_pass_do_not_bounce)
 	ASSERT_EQ(0, tier_set("demote_age", 1));
 	for (k = 0; k < 3; k++) {
 		som_fill(p, 0, 256 * MiB, 4096, 100 + k);
-		ASSERT_EQ(0, age_scan());
-		ASSERT_EQ(0, age_scan());
+		ASSERT_EQ(0, age_scan_twice());
 		demoted = tier_stat("demoted_bytes");
 		promoted = tier_stat("promoted_bytes");
 		t.p = p + 128 * MiB;
@@ -647,8 +659,7 @@ TEST_F(tier, touches_during_a_pass_do_not_bounce)
 		/* The toucher writes at +16: the patterns at +0 stay. */
 		EXPECT_EQ(-1, som_check(p, 0, 256 * MiB, 4096, 100 + k));
 		/* Back to the fast tier for the next round. */
-		ASSERT_EQ(0, set_policy(fd, SOM_POLICY_BIND, 1, 0));
-		ASSERT_EQ(0, set_policy(fd, SOM_POLICY_PREFERRED, 1, 0));
+		ASSERT_EQ(0, back_to_fast(fd));
 		EXPECT_EQ(128, pieces_on(fd, p, 256 * MiB, 0, 0));
 	}
 	munmap(p, 256 * MiB);
@@ -709,8 +720,7 @@ TEST_F(tier, blocks_touched_after_demotion_wait_for_the_next_pass)
 	ASSERT_EQ(0, tier_set("demote_age", 1));
 	for (k = 0; k < 3; k++) {
 		som_fill(p, 0, 256 * MiB, 4096, 110 + k);
-		ASSERT_EQ(0, age_scan());
-		ASSERT_EQ(0, age_scan());
+		ASSERT_EQ(0, age_scan_twice());
 		demoted = tier_stat("demoted_bytes");
 		promoted = tier_stat("promoted_bytes");
 		t.p = p;
@@ -742,8 +752,7 @@ TEST_F(tier, blocks_touched_after_demotion_wait_for_the_next_pass)
 		EXPECT_EQ(64, pieces_on(fd, p + 128 * MiB, 128 * MiB, nid, 1));
 		/* The toucher writes at +16: the patterns at +0 stay. */
 		EXPECT_EQ(-1, som_check(p, 0, 256 * MiB, 4096, 110 + k));
-		ASSERT_EQ(0, set_policy(fd, SOM_POLICY_BIND, 1, 0));
-		ASSERT_EQ(0, set_policy(fd, SOM_POLICY_PREFERRED, 1, 0));
+		ASSERT_EQ(0, back_to_fast(fd));
 		EXPECT_EQ(128, pieces_on(fd, p, 256 * MiB, 0, 0));
 	}
 	munmap(p, 256 * MiB);
