@@ -65,8 +65,48 @@ static __thread volatile int sf_touch_armed;
 static __thread const char *sf_current_call;
 static pid_t sf_executor_pid;	/* its forked children are not it */
 
+/*
+ * The line of /proc/self/maps whose range holds @addr, into @out (empty
+ * if none): which mapping a fault outside a touch hit. Plain system
+ * calls and a static buffer, from a signal handler about to die.
+ */
+static void sf_maps_line(uintptr_t addr, char *out, size_t size)
+{
+	static char buf[8192];
+	size_t have = 0;
+	unsigned long lo, hi;
+	char *line, *nl;
+	ssize_t r;
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+
+	out[0] = 0;
+	if (fd < 0)
+		return;
+	for (;;) {
+		r = read(fd, buf + have, sizeof(buf) - 1 - have);
+		if (r <= 0)
+			break;
+		have += (size_t)r;
+		buf[have] = 0;
+		for (line = buf; (nl = strchr(line, '\n')); line = nl + 1) {
+			*nl = 0;
+			if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 &&
+			    addr >= lo && addr < hi) {
+				snprintf(out, size, "%s", line);
+				close(fd);
+				return;
+			}
+		}
+		have = strlen(line);
+		memmove(buf, line, have);
+	}
+	close(fd);
+}
+
 static void sf_fault_handler(int sig, siginfo_t *si, void *uc)
 {
+	char where[256];
+
 	(void)uc;
 	if (sf_touch_armed) {
 		sf_touch_armed = 0;
@@ -78,12 +118,14 @@ static void sf_fault_handler(int sig, siginfo_t *si, void *uc)
 	 * pid), then die of it, so that the supervisor sees the signal. A
 	 * forked child's death is not a finding, as before.
 	 */
-	if (getpid() == sf_executor_pid)
-		sf_finding("the executor died of signal %d (%s) outside any touch of memory: si_code %d, address %p, sender pid %d, in call %s of thread %d",
+	if (getpid() == sf_executor_pid) {
+		sf_maps_line((uintptr_t)si->si_addr, where, sizeof(where));
+		sf_finding("the executor died of signal %d (%s) outside any touch of memory: si_code %d, address %p, sender pid %d, in call %s of thread %d; mapped there: %s",
 			   sig, strsignal(sig), si->si_code, si->si_addr,
 			   si->si_code <= 0 ? (int)si->si_pid : 0,
 			   sf_current_call ? sf_current_call : "(none)",
-			   (int)gettid());
+			   (int)gettid(), where[0] ? where : "nothing");
+	}
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
