@@ -79,15 +79,15 @@ static bool som_compact_mixed_tiers(struct som_region *region, pgoff_t first)
 
 /*
  * Is the GiB at @first of a locked region a candidate? Its region may
- * move and wants the whole GiB on one node. Its 512 indices
- * all have a slot (a som file's holes stay holes), some hold a block,
- * and they are not one chunk in order yet, nor in chunks of both tiers.
- * And a fault must be able to map it with one entry afterwards: some VMA
- * maps it whole at a 1 GiB aligned address, or, for a som file, nothing
- * maps it now. /dev/som
- * memory must also have no page table under it yet (som_pud_table()):
- * it lives only as long as its mapping, which would keep 2 MiB entries;
- * a som file's mapping gets the 1 GiB entry when it is mapped again.
+ * move and wants the whole GiB on one node. Its 512 indices all have a
+ * slot (a som file's holes stay holes), some hold a block, and they are
+ * not one chunk in order yet, nor in chunks of both tiers. And a fault
+ * must be able to map it with one entry afterwards: some VMA maps it
+ * whole at a 1 GiB aligned address, or, for a som file, nothing maps it
+ * now. /dev/som memory must also have no page table under it yet
+ * (som_pud_table()): it lives only as long as its mapping, which would
+ * keep 2 MiB entries; a som file's mapping gets the 1 GiB entry when it
+ * is mapped again.
  */
 static bool som_compact_candidate(struct som_mover *mv, pgoff_t first)
 {
