@@ -20,6 +20,7 @@
 #include "charge.h"
 #include "region.h"
 #include "som.h"
+#include "swap.h"
 
 static int som_open(struct inode *inode, struct file *file)
 {
@@ -67,6 +68,13 @@ static long som_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return som_ioctl_cgroup((void __user *)arg);
 	case SOM_IOC_USER:
 		return som_ioctl_user((void __user *)arg);
+	case SOM_IOC_SWAP_ADD:
+		return som_ioctl_swap_add((void __user *)arg);
+	case SOM_IOC_SWAP_REMOVE:
+		return som_ioctl_swap_remove();
+	case SOM_IOC_PAGEOUT:
+		return som_ioctl_pageout(file->private_data,
+					 (void __user *)arg);
 	default:
 		return -ENOTTY;
 	}

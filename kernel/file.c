@@ -24,6 +24,7 @@
 
 #include "region.h"
 #include "som.h"
+#include "swap.h"
 
 #define SOM_FILE_MAGIC		0x534f4d46	/* "SOMF" */
 
@@ -144,6 +145,9 @@ static long som_file_ioctl(struct file *file, unsigned int cmd,
 	case SOM_IOC_POLICY:
 		return som_ioctl_policy(file->private_data,
 					(void __user *)arg);
+	case SOM_IOC_PAGEOUT:
+		return som_ioctl_pageout(file->private_data,
+					 (void __user *)arg);
 	default:
 		return -ENOTTY;
 	}

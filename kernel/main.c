@@ -15,6 +15,7 @@
 #include "migrate.h"
 #include "som.h"
 #include "source.h"
+#include "swap.h"
 #include "table.h"
 
 struct som_pool som_pool;
@@ -55,15 +56,20 @@ static int __init som_init(void)
 			goto err_sysfs_exit;
 	}
 	som_poison_init();
-	err = som_dev_register();
+	err = som_swap_init();
 	if (err)
 		goto err_poison_exit;
+	err = som_dev_register();
+	if (err)
+		goto err_swap_exit;
 
 	som_pool_get_stats(&som_pool, NUMA_NO_NODE, &stats);
 	pr_info("ready: %llu MiB in the pool, %llu bytes of metadata\n",
 		stats.total_bytes >> 20, stats.metadata_bytes);
 	return 0;
 
+err_swap_exit:
+	som_swap_exit();
 err_poison_exit:
 	som_poison_exit();
 err_sysfs_exit:
@@ -95,6 +101,7 @@ module_init(som_init);
 static void __exit som_exit(void)
 {
 	som_dev_unregister();
+	som_swap_exit();
 	som_poison_exit();
 	som_compact_exit();
 	som_sysfs_exit();

@@ -23,6 +23,7 @@
 #include "region.h"
 #include "som.h"
 #include "source.h"
+#include "swap.h"
 
 /**
  * som_metadata_get() - every part of som's metadata, now
@@ -50,9 +51,10 @@ void som_metadata_get(struct som_metadata *m)
 	m->table_nodes = r.table_nodes;
 	m->ages = r.ages;
 	m->charges = som_charges_metadata_bytes();
+	m->swap = som_swap_metadata_bytes() + r.swap;
 	m->total = stats.metadata_bytes + m->sources + m->source_tables +
 		   r.regions + r.table_split + r.table_nodes + r.ages +
-		   m->charges;
+		   m->charges + m->swap;
 }
 
 /* A part of struct som_metadata: @offset locates it. */
@@ -88,6 +90,7 @@ static SOM_METADATA_ATTR(table_split_bytes, table_split);
 static SOM_METADATA_ATTR(table_node_bytes, table_nodes);
 static SOM_METADATA_ATTR(ages_bytes, ages);
 static SOM_METADATA_ATTR(charges_bytes, charges);
+static SOM_METADATA_ATTR(swap_bytes, swap);
 
 static struct attribute *som_metadata_attrs[] = {
 	&som_metadata_chunks_bytes.attr.attr,
@@ -100,6 +103,7 @@ static struct attribute *som_metadata_attrs[] = {
 	&som_metadata_table_node_bytes.attr.attr,
 	&som_metadata_ages_bytes.attr.attr,
 	&som_metadata_charges_bytes.attr.attr,
+	&som_metadata_swap_bytes.attr.attr,
 	NULL,
 };
 

@@ -186,7 +186,6 @@ static void som_mover_copy(struct som_mover *mv, pgoff_t idx, void *to,
 					som_bfn_to_pfn(src_bfn) + p, &where);
 		som_region_poison_page(region, pgoff + p);
 	}
-	atomic_long_add(SOM_BLOCK_SIZE, &som_migrate_stats.bytes_copied);
 }
 
 static void som_mover_copy_block(struct som_mover *mv, pgoff_t idx,
@@ -196,6 +195,7 @@ static void som_mover_copy_block(struct som_mover *mv, pgoff_t idx,
 
 	som_mover_copy(mv, idx, som_pool_block_vaddr(pool, dst),
 		       som_pool_block_vaddr(pool, src), src);
+	atomic_long_add(SOM_BLOCK_SIZE, &som_migrate_stats.bytes_copied);
 }
 
 /* Point index @idx of the locked region at block @bfn. */
@@ -233,6 +233,32 @@ void som_mover_move(struct som_mover *mv, pgoff_t idx, unsigned long dst)
 	som_mover_copy_block(mv, idx, dst, src);
 	som_mover_set(mv, idx, dst);
 	som_pool_free_block(pool, src);
+}
+
+/**
+ * som_mover_take() - unmap the block at one index of a locked region and
+ *	copy its data out
+ * @mv: the locked region
+ * @idx: a 2 MiB index that holds a block
+ * @to: 2 MiB of kernel memory
+ *
+ * Pages that are holes a memory error left read as zeros in @to; a copy
+ * that runs into a new error makes its page such a hole, as a move does.
+ * Until the caller changes the index (som_region_page_out()) or drops the
+ * locks, nothing maps the block again.
+ *
+ * Context: Caller holds the locks of som_mover_lock().
+ */
+void som_mover_take(struct som_mover *mv, pgoff_t idx, void *to)
+{
+	struct som_region *region = mv->region;
+	unsigned long src = som_table_get(&region->table, idx);
+
+	som_mover_zap(mv, idx, 1);
+	if (region->nr_poisoned)
+		memset(to, 0, SOM_BLOCK_SIZE);
+	som_mover_copy(mv, idx, to, som_pool_block_vaddr(region->pool, src),
+		       src);
 }
 
 /**
@@ -333,12 +359,15 @@ static void som_assemble_chain(struct som_mover *mv, struct som_assembly *as,
 
 	for (;;) {
 		src = as->cur[q];
-		if (src == SOM_BOUNCE)
+		if (src == SOM_BOUNCE) {
 			som_mover_copy(mv, first + q,
 				       som_pool_block_vaddr(pool, base + q),
 				       as->bounce, SOM_BOUNCE);
-		else
+			atomic_long_add(SOM_BLOCK_SIZE,
+					&som_migrate_stats.bytes_copied);
+		} else {
 			som_mover_copy_block(mv, first + q, base + q, src);
+		}
 		as->cur[q] = base + q;
 		as->occupant[q] = q;
 		som_mover_set(mv, first + q, base + q);
@@ -422,6 +451,7 @@ int som_mover_assemble(struct som_mover *mv, pgoff_t first,
 			return -EBUSY;
 		som_mover_copy(mv, first + as->occupant[i], as->bounce,
 			       som_pool_block_vaddr(pool, base + i), base + i);
+		atomic_long_add(SOM_BLOCK_SIZE, &som_migrate_stats.bytes_copied);
 		as->cur[as->occupant[i]] = SOM_BOUNCE;
 		as->occupant[i] = -1;
 		som_assemble_chain(mv, as, first, base, i);

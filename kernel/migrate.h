@@ -79,6 +79,7 @@ struct som_assembly {
 int som_mover_lock(struct som_mover *mv, struct som_region *region);
 void som_mover_unlock(struct som_mover *mv);
 void som_mover_move(struct som_mover *mv, pgoff_t idx, unsigned long dst);
+void som_mover_take(struct som_mover *mv, pgoff_t idx, void *to);
 unsigned long som_mover_gib_chunk(struct som_mover *mv, pgoff_t first);
 int som_mover_assemble(struct som_mover *mv, pgoff_t first,
 		       unsigned long cfn, struct som_assembly *as);

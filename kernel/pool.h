@@ -395,6 +395,8 @@ unsigned long som_pool_alloc_block(struct som_pool *pool,
 unsigned long som_pool_alloc_chunk(struct som_pool *pool,
 				   struct som_claim *claim, pgoff_t idx);
 void som_pool_free_block(struct som_pool *pool, unsigned long bfn);
+void som_pool_free_block_reserved(struct som_pool *pool,
+				  struct som_claim *claim, unsigned long bfn);
 void som_pool_set_zero_ahead(struct som_pool *pool, bool on);
 void som_pool_set_free_low(struct som_pool *pool, u64 bytes);
 bool som_pool_get_low(struct som_pool *pool, u64 *bytes, u64 *events);

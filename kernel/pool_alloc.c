@@ -289,6 +289,47 @@ void som_pool_free_block(struct som_pool *pool, unsigned long bfn)
 EXPORT_SYMBOL_IF_KUNIT(som_pool_free_block);
 
 /**
+ * som_pool_free_block_reserved() - give a block back to the pool, and get
+ *	back the reservation it was allocated under
+ * @pool: the pool
+ * @claim: the claim the block was allocated for
+ * @bfn: frame number of a block allocated from @pool
+ *
+ * For an index that keeps its promise of a block without holding one (a
+ * block paged out, or one that could not be read back into). The block
+ * is freed as som_pool_free_block() frees it, and in the same hold of the
+ * pool lock @claim gets a reservation on the block's node, or on the
+ * nearest node it may use with room; if a memory error retired the block
+ * and there is no room anywhere, the reservation is lost (struct
+ * som_claim), as a reservation a memory error takes is.
+ *
+ * Context: Process context, may sleep. Takes the pool lock.
+ */
+void som_pool_free_block_reserved(struct som_pool *pool,
+				  struct som_claim *claim, unsigned long bfn)
+{
+	unsigned int i = bfn & (SOM_BLOCKS_PER_CHUNK - 1);
+	struct som_chunk *chunk;
+	bool retired;
+
+	som_pool_lock_stocked(pool, GFP_KERNEL | __GFP_NOFAIL);
+	chunk = som_pool_find(pool, bfn >> (SOM_CHUNK_SHIFT - SOM_BLOCK_SHIFT));
+	if (WARN_ON_ONCE(!chunk || som_chunk_is_free(chunk, i))) {
+		spin_unlock(&pool->lock);
+		return;
+	}
+	retired = som_pool_retire_locked(pool, bfn);
+	if (!retired)
+		som_chunk_set_block(pool, chunk, i, true, true);
+	claim->nr_lost++;
+	som_claim_regain(pool, claim, chunk->nid);
+	spin_unlock(&pool->lock);
+	trace_som_free(bfn, retired);
+	if (!retired)
+		queue_work(system_dfl_wq, &pool->zero_work);
+}
+
+/**
  * som_pool_block_vaddr() - kernel address of an allocated block
  * @pool: the pool
  * @bfn: frame number of a block of @pool

@@ -43,6 +43,7 @@
 #include "pool.h"
 #include "region.h"
 #include "som.h"
+#include "swap.h"
 
 static pgoff_t som_vma_first(struct vm_area_struct *vma)
 {
@@ -78,7 +79,7 @@ static bool som_region_is_hole(struct som_region *region, pgoff_t idx)
 }
 
 /* Count blocks held; a som file reports them as its st_blocks. */
-static void som_region_count(struct som_region *region, long nr)
+void som_region_count(struct som_region *region, long nr)
 {
 	region->nr_blocks += nr;
 	if (region->mapping)
@@ -135,6 +136,7 @@ struct som_region *som_region_create(struct som_pool *pool,
 	mutex_init(&region->lock);
 	som_table_init(&region->table);
 	xa_init(&region->poison);
+	xa_init(&region->swap);
 	som_ages_init(&region->ages);
 	region->mapping = mapping;
 	region->pool = pool;
@@ -153,6 +155,8 @@ static void som_region_free(struct kref *ref)
 
 	som_table_destroy(&region->table);
 	xa_destroy(&region->poison);
+	WARN_ON_ONCE(region->nr_swapped);
+	xa_destroy(&region->swap);
 	som_ages_destroy(&region->ages);
 	som_pool_del_claim(region->pool, &region->claim);
 	som_claim_destroy(&region->claim);
@@ -252,6 +256,8 @@ void som_regions_count_metadata(struct som_regions_metadata *m)
 			m->table_split += som_table_split_bytes(&region->table);
 			m->table_nodes += som_table_node_bytes(&region->table);
 			m->ages += som_ages_bytes(&region->ages);
+			m->swap += som_xa_nodes(&region->swap) *
+				   sizeof(struct xa_node);
 		}
 		mutex_unlock(&region->lock);
 	}
@@ -341,6 +347,8 @@ static void som_region_release(struct som_region *region, pgoff_t first,
 			break;
 	}
 	som_table_clear(&region->table, first, last);
+	if (region->nr_swapped)
+		som_region_drop_swap(region, first, last);
 	som_region_unpoison(region, first << SOM_PAGES_PER_BLOCK_SHIFT,
 			    last >= ULONG_MAX >> SOM_PAGES_PER_BLOCK_SHIFT ?
 			    ULONG_MAX : ((last + 1) << SOM_PAGES_PER_BLOCK_SHIFT) - 1,
@@ -555,10 +563,13 @@ static void som_region_renew(struct som_region *region, pgoff_t idx,
  * @bfn: set to the block's frame number
  *
  * A som file's hole is reserved first, which fails when the pool is empty.
+ * An index paged out is read back from the swap store into the block.
  *
- * Context: Process context, may sleep (it may zero 2 MiB). Caller holds
- * the region lock.
- * Return: 0, -EFAULT if nothing maps @idx, -ENOMEM.
+ * Context: Process context, may sleep (it may zero 2 MiB, or read it from
+ * the swap store). Caller holds the region lock.
+ * Return: 0, -EFAULT if nothing maps @idx, -ENOMEM; for an index paged
+ * out, -EIO if the store could not give the data back, -EINTR if a fatal
+ * signal stopped the read (the index stays paged out either way).
  */
 int som_region_fill(struct som_region *region, pgoff_t idx,
 		    unsigned long *bfn)
@@ -594,6 +605,15 @@ int som_region_fill(struct som_region *region, pgoff_t idx,
 		som_table_tidy(&region->table, idx);
 		return -ENOMEM;
 	}
+	if (region->nr_swapped) {
+		err = som_region_swap_in(region, idx, block);
+		if (err) {
+			som_pool_free_block_reserved(region->pool,
+						     &region->claim, block);
+			som_table_tidy(&region->table, idx);
+			return err;
+		}
+	}
 	/* Split: it allocates only to widen (a GiB on an eighth chunk). */
 	som_table_set(&region->table, idx, block,
 		      GFP_KERNEL_ACCOUNT | __GFP_NOFAIL);
@@ -627,6 +647,9 @@ static int som_region_fill_chunk(struct som_region *region, pgoff_t first,
 	if (nr && !som_region_is_hole(region, last))
 		return -EFAULT;
 	if (som_table_count(table, first, last, SOM_TABLE_KIND_BLOCK))
+		return -ENOSPC;
+	/* Blocks paged out come back one by one (som_region_fill()). */
+	if (region->nr_swapped && som_region_swapped(region, first, last))
 		return -ENOSPC;
 
 	if (som_table_hold(table, first, GFP_KERNEL_ACCOUNT))
@@ -774,7 +797,8 @@ int som_region_access(struct som_region *region, loff_t pos, void *buf,
 	}
 	entry = som_table_get(&region->table, idx);
 	if (!som_table_is_block(entry) && !write &&
-	    (entry != SOM_TABLE_ABSENT || som_region_is_hole(region, idx))) {
+	    (entry != SOM_TABLE_ABSENT || som_region_is_hole(region, idx)) &&
+	    !som_region_swapped(region, idx, idx)) {
 		memset(buf, 0, len);
 		goto out_unlock;
 	}

@@ -63,6 +63,10 @@
  * @charges:	the cgroup and the user its indices are charged to, 2 MiB
  *		each (charge.c): bound at the first reservation, NULL until
  *		then and once @dead
+ * @swap:	2 MiB index -> slot of the swap store that holds its data
+ *		(region_swap.c). Such an index is reserved in @table: it
+ *		keeps its promise of a block for when it is read back.
+ * @nr_swapped: entries in @swap
  */
 struct som_region {
 	struct mutex lock;		/* see above */
@@ -82,6 +86,8 @@ struct som_region {
 	unsigned long nr_poisoned;
 	struct som_ages ages;
 	struct som_charges charges;
+	struct xarray swap;
+	unsigned long nr_swapped;
 };
 
 #define SOM_PAGES_PER_BLOCK_SHIFT	(SOM_BLOCK_SHIFT - PAGE_SHIFT)
@@ -101,12 +107,14 @@ void som_regions_put(struct som_region **regions, unsigned long nr);
  * @table_split: their split GiBs (som_table_split_bytes())
  * @table_nodes: their tables' xarray nodes (som_table_node_bytes())
  * @ages:	their ages (som_ages_bytes())
+ * @swap:	their records of blocks in the swap store (xarray nodes)
  */
 struct som_regions_metadata {
 	u64 regions;
 	u64 table_split;
 	u64 table_nodes;
 	u64 ages;
+	u64 swap;
 };
 
 void som_regions_count_metadata(struct som_regions_metadata *m);
@@ -138,6 +146,8 @@ int som_region_access(struct som_region *region, loff_t pos, void *buf,
 
 /* A hook for the layer above: a GiB found no whole chunk (compaction). */
 void som_region_on_chunk_wanted(void (*fn)(void));
+
+void som_region_count(struct som_region *region, long nr);
 
 /* Placement */
 int som_region_fill(struct som_region *region, pgoff_t idx,

@@ -40,6 +40,8 @@ struct som_fault_stats {
  * @ages:	the regions' ages of their memory (age.h)
  * @charges:	the records of cgroups and users charged, and of cgroups
  *		limited (charge.c)
+ * @swap:	the swap store's descriptor and slot bitmap, and the regions'
+ *		records of their blocks in it (swap.c, region_swap.c)
  */
 struct som_metadata {
 	u64 total;
@@ -53,6 +55,7 @@ struct som_metadata {
 	u64 table_nodes;
 	u64 ages;
 	u64 charges;
+	u64 swap;
 };
 
 /* metadata.c */

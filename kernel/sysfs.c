@@ -24,6 +24,7 @@
 #include "region.h"
 #include "som.h"
 #include "source.h"
+#include "swap.h"
 
 static struct kobject *som_mm_kobj;	/* /sys/kernel/mm, referenced */
 static struct kobject *som_kobj;	/* /sys/kernel/mm/som */
@@ -487,6 +488,7 @@ static const struct attribute_group *som_groups[] = {
 	&som_metadata_group,
 	&som_aging_group,
 	&som_tiering_group,
+	&som_swap_group,
 	NULL,
 };
 

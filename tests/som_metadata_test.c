@@ -23,7 +23,7 @@
 struct som_meta {
 	long long total, chunks, chunk_bits, pool, sources, source_tables;
 	long long regions;
-	long long table_split, table_nodes, ages, charges, region_total;
+	long long table_split, table_nodes, ages, charges, swap, region_total;
 };
 
 static void som_meta_read(struct som_meta *m)
@@ -39,6 +39,7 @@ static void som_meta_read(struct som_meta *m)
 	m->table_nodes = som_stat(META "table_node_bytes");
 	m->ages = som_stat(META "ages_bytes");
 	m->charges = som_stat(META "charges_bytes");
+	m->swap = som_stat(META "swap_bytes");
 	m->region_total = som_stat("region_metadata_bytes");
 }
 
@@ -46,7 +47,7 @@ static long long som_meta_sum(const struct som_meta *m)
 {
 	return m->chunks + m->chunk_bits + m->pool + m->sources +
 	       m->source_tables + m->regions + m->table_split +
-	       m->table_nodes + m->ages + m->charges;
+	       m->table_nodes + m->ages + m->charges + m->swap;
 }
 
 /*

@@ -85,6 +85,10 @@ static const struct command {
 	  "user-limit SIZE|max" },
 	{ "users", OPT_JSON, 0, 0, users_cmd,
 	  "users [--json]" },
+	{ "swap", OPT_JSON, 1, 3, swap_cmd,
+	  "swap add PATH SIZE\n"
+	  "swap remove\n"
+	  "swap status [--json]" },
 };
 
 #define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))

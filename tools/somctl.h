@@ -92,6 +92,9 @@ void compact_cmd(const struct cmdline *cl);
 /* poison.c */
 void poison_cmd(const struct cmdline *cl);
 
+/* swap.c */
+void swap_cmd(const struct cmdline *cl);
+
 /* cgroups.c */
 struct som_cgroup;
 void limit_cmd(const struct cmdline *cl);

@@ -445,4 +445,78 @@ struct som_user {
  */
 #define SOM_IOC_USER		_IOWR(SOM_IOCTL_BASE, 0x09, struct som_user)
 
+/**
+ * struct som_swap_args - a backing store for som memory paged out
+ * @fd:		a regular file or a block device, open for reading and
+ *		writing, without O_DIRECT or O_APPEND
+ * @flags:	must be 0
+ * @size:	bytes of it to use, from offset 0: a multiple of 2 MiB, at
+ *		least 2 MiB and at most 64 TiB (a block device must hold it;
+ *		a regular file grows as it is written)
+ * @__reserved:	must be 0
+ */
+struct som_swap_args {
+	__s32 fd;
+	__u32 flags;
+	__u64 size;
+	__u64 __reserved[2];
+};
+
+/*
+ * SOM_IOC_SWAP_ADD, on /dev/som, CAP_SYS_ADMIN: make @fd the store that
+ * som memory is paged out to, 2 MiB at a time. The store holds the data
+ * of every owner that pages out: give it to root alone (mode 0600 on a
+ * file system only root can write, or a block device). Errors: EPERM,
+ * EFAULT, EINVAL (flags, reserved fields, @size; a file that is not a
+ * regular file or block device, is a som file, or was opened without
+ * read and write access, with O_DIRECT or O_APPEND; a block device
+ * smaller than @size), EBADF (@fd), EBUSY (a store is in place already,
+ * or the file is a kernel swap file), ENOMEM.
+ */
+#define SOM_IOC_SWAP_ADD	_IOW(SOM_IOCTL_BASE, 0x0a, struct som_swap_args)
+
+/*
+ * SOM_IOC_SWAP_REMOVE, on /dev/som, CAP_SYS_ADMIN: read every block paged
+ * out back into the pool, then let the store go. Errors: EPERM, ENOENT
+ * (no store), EIO (a block could not be read back: the store stays, and
+ * so does every block not read yet; the owners get SIGBUS where they
+ * touch the block until they unmap or punch it), EBUSY (a region being
+ * closed held slots for more than a second), EINTR (a fatal signal: what
+ * was read back stays in the pool).
+ */
+#define SOM_IOC_SWAP_REMOVE	_IO(SOM_IOCTL_BASE, 0x0b)
+
+/**
+ * struct som_pageout - page a range of a region out to the store
+ * @offset:	in: byte offset in the region (the file's offset of a
+ *		mapping), a multiple of 2 MiB
+ * @length:	in: bytes, a multiple of 2 MiB
+ * @flags:	in: must be 0
+ * @paged_out:	out: bytes paged out by this call
+ * @__reserved:	must be 0
+ */
+struct som_pageout {
+	__u64 offset;
+	__u64 length;
+	__u64 flags;
+	__u64 paged_out;
+	__u64 __reserved[2];
+};
+
+/*
+ * SOM_IOC_PAGEOUT, on /dev/som or a som file, by the process that owns
+ * the region (any holder of a som file nobody maps yet): write the 2 MiB
+ * blocks of the range that hold memory to the store and give them back
+ * to the pool, like MADV_PAGEOUT. The range keeps its reservation: the
+ * next touch of a block reads it back into a new block (the fault may
+ * sleep; a fatal signal stops it; a read that fails is SIGBUS), and
+ * munmap(), punching or truncating it frees its place in the store.
+ * Errors: EFAULT, EINVAL (alignment, flags, reserved fields, a range
+ * that wraps), EPERM (not the owner), ENODEV (no store, or it is being
+ * removed), ENOSPC (the store is full), EIO (a write failed), EBUSY (the
+ * region's memory is unmovable, or stayed half way through munmap()),
+ * EINTR. @paged_out counts what was paged out before an error.
+ */
+#define SOM_IOC_PAGEOUT		_IOWR(SOM_IOCTL_BASE, 0x0c, struct som_pageout)
+
 #endif /* _UAPI_LINUX_SOM_H */

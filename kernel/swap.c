@@ -1,0 +1,562 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The swap store: one file or block device, added by the administrator
+ * (SOM_IOC_SWAP_ADD), that som memory is paged out to. It is cut into
+ * 2 MiB slots, one per block paged out; a bitmap says which are used. A
+ * region records the slot of each of its indices that is paged out
+ * (region_swap.c), and a slot is used exactly as long as a region records
+ * it, so the store cannot go while any region still needs it:
+ * SOM_IOC_SWAP_REMOVE reads every slot back first.
+ *
+ * som memory has no struct page, and I/O goes through the store's page
+ * cache, copying from and to kernel addresses: buffered I/O needs no
+ * page of the caller's, and direct I/O, which would, is refused at add
+ * time. Each slot's page cache is written back and dropped once a write
+ * or a read is done, so that what paging out frees is not held again as
+ * page cache. Writes run in a worker: a regular file's write checks the
+ * writer's RLIMIT_FSIZE, which is the administrator's business, not that
+ * of the owner whose memory is paged out.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/atomic.h>
+#include <linux/bitmap.h>
+#include <linux/capability.h>
+#include <linux/completion.h>
+#include <linux/delay.h>
+#include <linux/falloc.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/mm.h>
+#include <linux/mutex.h>
+#include <linux/pagemap.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
+#include <uapi/linux/som.h>
+
+#include "migrate.h"
+#include "region.h"
+#include "som.h"
+#include "swap.h"
+
+#define SOM_SWAP_MAX_SIZE	(64ULL << 40)
+
+/**
+ * struct som_swap_store - the store in place
+ * @file:	the file or block device, referenced
+ * @nr_slots:	2 MiB slots in it
+ * @nr_used:	slots that hold a block's data
+ * @used:	which slots do
+ * @going:	SOM_IOC_SWAP_REMOVE is reading it back: no new slots
+ *
+ * @nr_used, @used and @going are protected by som_swap_lock.
+ */
+struct som_swap_store {
+	struct file *file;
+	unsigned long nr_slots;
+	unsigned long nr_used;
+	unsigned long *used;
+	bool going;
+};
+
+/*
+ * The store, or NULL. It changes only under som_swap_mutex (add and
+ * remove) and som_swap_lock; a caller holding a slot may read it bare,
+ * since a store with a slot used cannot go.
+ */
+static struct som_swap_store *som_swap_store;
+static DEFINE_SPINLOCK(som_swap_lock);
+static DEFINE_MUTEX(som_swap_mutex);
+
+/**
+ * struct som_swap_stats - what paging has done since load
+ * @out_bytes:	written to a store
+ * @in_bytes:	read back from one
+ * @write_errors: writes that failed (the block stayed in the pool)
+ * @read_errors: reads that failed (the owner got SIGBUS, or a remove
+ *		failed)
+ */
+static struct som_swap_stats {
+	atomic_long_t out_bytes;
+	atomic_long_t in_bytes;
+	atomic_long_t write_errors;
+	atomic_long_t read_errors;
+} som_swap_stats;
+
+static struct workqueue_struct *som_swap_wq;
+
+/**
+ * som_swap_ready() - is there a store that takes new blocks?
+ *
+ * Return: whether a store is in place and not being removed.
+ */
+bool som_swap_ready(void)
+{
+	bool ready;
+
+	spin_lock(&som_swap_lock);
+	ready = som_swap_store && !som_swap_store->going;
+	spin_unlock(&som_swap_lock);
+	return ready;
+}
+
+/**
+ * som_swap_get_slot() - take a free slot of the store
+ *
+ * Return: the slot, -ENODEV if there is no store or it is being removed,
+ * -ENOSPC if it is full.
+ */
+long som_swap_get_slot(void)
+{
+	struct som_swap_store *s;
+	unsigned long slot;
+	long ret = -ENODEV;
+
+	spin_lock(&som_swap_lock);
+	s = som_swap_store;
+	if (s && !s->going) {
+		ret = -ENOSPC;
+		slot = find_first_zero_bit(s->used, s->nr_slots);
+		if (slot < s->nr_slots) {
+			__set_bit(slot, s->used);
+			s->nr_used++;
+			ret = slot;
+		}
+	}
+	spin_unlock(&som_swap_lock);
+	return ret;
+}
+
+/**
+ * som_swap_put_slot() - give back a slot of som_swap_get_slot()
+ * @slot: the slot; its data is not needed any more
+ */
+void som_swap_put_slot(unsigned long slot)
+{
+	struct som_swap_store *s;
+
+	spin_lock(&som_swap_lock);
+	s = som_swap_store;
+	if (!WARN_ON_ONCE(!s || slot >= s->nr_slots ||
+			  !test_bit(slot, s->used))) {
+		__clear_bit(slot, s->used);
+		s->nr_used--;
+	}
+	spin_unlock(&som_swap_lock);
+}
+
+/* Write back and drop the store's page cache of one slot. */
+static int som_swap_drop_cache(struct som_swap_store *s, loff_t pos)
+{
+	struct address_space *mapping = s->file->f_mapping;
+	int err;
+
+	err = filemap_write_and_wait_range(mapping, pos,
+					   pos + SOM_BLOCK_SIZE - 1);
+	invalidate_mapping_pages(mapping, pos >> PAGE_SHIFT,
+				 (pos + SOM_BLOCK_SIZE - 1) >> PAGE_SHIFT);
+	return err;
+}
+
+/**
+ * struct som_swap_write_work - one slot's write, done by the worker
+ * @work:	on som_swap_wq
+ * @store:	the store
+ * @data:	2 MiB to write
+ * @pos:	where
+ * @err:	out: 0 or the error
+ * @done:	completed when it is written back
+ */
+struct som_swap_write_work {
+	struct work_struct work;
+	struct som_swap_store *store;
+	const void *data;
+	loff_t pos;
+	int err;
+	struct completion done;
+};
+
+static void som_swap_write_fn(struct work_struct *work)
+{
+	struct som_swap_write_work *w =
+		container_of(work, struct som_swap_write_work, work);
+	loff_t pos = w->pos;
+	ssize_t n;
+	int err;
+
+	n = kernel_write(w->store->file, w->data, SOM_BLOCK_SIZE, &pos);
+	err = som_swap_drop_cache(w->store, w->pos);
+	if (n != SOM_BLOCK_SIZE)
+		err = n < 0 ? n : -EIO;
+	w->err = err;
+	complete(&w->done);
+}
+
+/**
+ * som_swap_write() - write a block's data to a slot
+ * @slot: a slot of som_swap_get_slot()
+ * @data: 2 MiB of kernel memory
+ *
+ * Context: Process context, may sleep until the data is on the store.
+ * Return: 0 or -EIO (or another error of the file's write).
+ */
+int som_swap_write(unsigned long slot, const void *data)
+{
+	struct som_swap_write_work w = {
+		.store = READ_ONCE(som_swap_store),
+		.data = data,
+		.pos = (loff_t)slot << SOM_BLOCK_SHIFT,
+	};
+
+	INIT_WORK_ONSTACK(&w.work, som_swap_write_fn);
+	init_completion(&w.done);
+	queue_work(som_swap_wq, &w.work);
+	wait_for_completion(&w.done);
+	destroy_work_on_stack(&w.work);
+	if (w.err) {
+		atomic_long_inc(&som_swap_stats.write_errors);
+		pr_warn_ratelimited("writing slot %lu of the swap store failed: %d\n",
+				    slot, w.err);
+		return w.err;
+	}
+	atomic_long_add(SOM_BLOCK_SIZE, &som_swap_stats.out_bytes);
+	return 0;
+}
+
+/**
+ * som_swap_read() - read a slot's data
+ * @slot: a slot of som_swap_get_slot()
+ * @data: 2 MiB of kernel memory
+ *
+ * Context: Process context, may sleep; a fatal signal stops it.
+ * Return: 0, -EINTR, or -EIO if the store could not give the data back
+ * (an I/O error, or a store cut short).
+ */
+int som_swap_read(unsigned long slot, void *data)
+{
+	struct som_swap_store *s = READ_ONCE(som_swap_store);
+	loff_t pos = (loff_t)slot << SOM_BLOCK_SHIFT, p = pos;
+	ssize_t n;
+
+	n = kernel_read(s->file, data, SOM_BLOCK_SIZE, &p);
+	som_swap_drop_cache(s, pos);
+	if (n == SOM_BLOCK_SIZE) {
+		atomic_long_add(SOM_BLOCK_SIZE, &som_swap_stats.in_bytes);
+		return 0;
+	}
+	if (fatal_signal_pending(current))
+		return -EINTR;
+	atomic_long_inc(&som_swap_stats.read_errors);
+	pr_warn_ratelimited("reading slot %lu of the swap store failed: %zd\n",
+			    slot, n);
+	return -EIO;
+}
+
+/**
+ * som_swap_metadata_bytes() - what the store's description costs
+ *
+ * Return: its descriptor and bitmap, 0 without a store.
+ */
+u64 som_swap_metadata_bytes(void)
+{
+	u64 bytes = 0;
+
+	spin_lock(&som_swap_lock);
+	if (som_swap_store)
+		bytes = kmalloc_size_roundup(sizeof(*som_swap_store)) +
+			BITS_TO_LONGS(som_swap_store->nr_slots) *
+			sizeof(unsigned long);
+	spin_unlock(&som_swap_lock);
+	return bytes;
+}
+
+/* Is @file one som.ko made (a som file), whose memory cannot hold som's? */
+static bool som_swap_file_is_som(struct file *file)
+{
+	return file->f_op->owner == THIS_MODULE;
+}
+
+static int som_swap_check(struct file *file, u64 size)
+{
+	struct inode *host = file->f_mapping->host;
+	umode_t mode = file_inode(file)->i_mode;
+
+	if (!S_ISREG(mode) && !S_ISBLK(mode))
+		return -EINVAL;
+	if (som_swap_file_is_som(file))
+		return -EINVAL;
+	if ((file->f_mode & (FMODE_READ | FMODE_WRITE)) !=
+	    (FMODE_READ | FMODE_WRITE))
+		return -EINVAL;
+	if (file->f_flags & (O_DIRECT | O_APPEND))
+		return -EINVAL;
+	if (IS_SWAPFILE(host))
+		return -EBUSY;
+	if (S_ISBLK(mode) && i_size_read(host) < size)
+		return -EINVAL;
+	return 0;
+}
+
+/**
+ * som_ioctl_swap_add() - SOM_IOC_SWAP_ADD
+ * @uarg: a struct som_swap_args
+ *
+ * A regular file's @size is allocated at once where its file system can
+ * (fallocate()), so that a full disk shows here rather than when a block
+ * is paged out.
+ *
+ * Context: Process context, may sleep.
+ * Return: 0 or a negative errno (see the uapi header).
+ */
+long som_ioctl_swap_add(struct som_swap_args __user *uarg)
+{
+	struct som_swap_args args;
+	struct som_swap_store *s;
+	struct file *file;
+	int err;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	if (copy_from_user(&args, uarg, sizeof(args)))
+		return -EFAULT;
+	if (args.flags || args.__reserved[0] || args.__reserved[1] ||
+	    !args.size || !IS_ALIGNED(args.size, SOM_BLOCK_SIZE) ||
+	    args.size > SOM_SWAP_MAX_SIZE)
+		return -EINVAL;
+	file = fget(args.fd);
+	if (!file)
+		return -EBADF;
+	err = som_swap_check(file, args.size);
+	if (err)
+		goto err_fput;
+	s = kzalloc(sizeof(*s), GFP_KERNEL_ACCOUNT);
+	err = -ENOMEM;
+	if (!s)
+		goto err_fput;
+	s->file = file;
+	s->nr_slots = args.size >> SOM_BLOCK_SHIFT;
+	s->used = bitmap_zalloc(s->nr_slots, GFP_KERNEL_ACCOUNT);
+	if (!s->used)
+		goto err_free;
+
+	mutex_lock(&som_swap_mutex);
+	err = -EBUSY;
+	if (som_swap_store)
+		goto err_unlock;
+	if (S_ISREG(file_inode(file)->i_mode)) {
+		err = vfs_fallocate(file, 0, 0, args.size);
+		if (err && err != -EOPNOTSUPP)
+			goto err_unlock;
+	}
+	spin_lock(&som_swap_lock);
+	som_swap_store = s;
+	spin_unlock(&som_swap_lock);
+	mutex_unlock(&som_swap_mutex);
+	return 0;
+
+err_unlock:
+	mutex_unlock(&som_swap_mutex);
+	bitmap_free(s->used);
+err_free:
+	kfree(s);
+err_fput:
+	fput(file);
+	return err;
+}
+
+static void som_swap_free(struct som_swap_store *s)
+{
+	fput(s->file);
+	bitmap_free(s->used);
+	kfree(s);
+}
+
+/* Read back every slot of every region; the first error, or 0. */
+static int som_swap_read_back(void)
+{
+	struct som_region **regions;
+	unsigned long nr, i;
+	int err = 0, e;
+
+	regions = som_regions_get(&nr);
+	if (!regions)
+		return -ENOMEM;
+	for (i = 0; i < nr && err != -EINTR; i++) {
+		e = som_region_read_back(regions[i]);
+		if (e && !err)
+			err = e;
+		if (e == -EINTR)
+			err = e;
+	}
+	som_regions_put(regions, nr);
+	return err;
+}
+
+/**
+ * som_ioctl_swap_remove() - SOM_IOC_SWAP_REMOVE
+ *
+ * No slot is handed out from the start: page-outs take
+ * som_migrate_mutex from their slot's allocation until a region records
+ * it, so once this has taken the mutex, every slot used is in a region.
+ *
+ * Context: Process context, may sleep.
+ * Return: 0 or a negative errno (see the uapi header).
+ */
+long som_ioctl_swap_remove(void)
+{
+	struct som_swap_store *s;
+	int err, tries;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	mutex_lock(&som_swap_mutex);
+	s = som_swap_store;
+	if (!s) {
+		mutex_unlock(&som_swap_mutex);
+		return -ENOENT;
+	}
+	mutex_lock(&som_migrate_mutex);
+	spin_lock(&som_swap_lock);
+	s->going = true;
+	spin_unlock(&som_swap_lock);
+	mutex_unlock(&som_migrate_mutex);
+
+	/*
+	 * A region whose file is being closed is off the list of regions
+	 * before it frees its slots: wait a second at most for those.
+	 */
+	for (tries = 0;; tries++) {
+		err = som_swap_read_back();
+		if (err || !READ_ONCE(s->nr_used) || tries == 50)
+			break;
+		msleep(20);
+	}
+	spin_lock(&som_swap_lock);
+	if (!err && s->nr_used)
+		err = -EBUSY;
+	if (err)
+		s->going = false;
+	else
+		som_swap_store = NULL;
+	spin_unlock(&som_swap_lock);
+	mutex_unlock(&som_swap_mutex);
+	if (!err)
+		som_swap_free(s);
+	return err;
+}
+
+/**
+ * som_swap_init() - start the worker that writes to the store
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int som_swap_init(void)
+{
+	som_swap_wq = alloc_workqueue("som_swap", WQ_UNBOUND | WQ_MEM_RECLAIM,
+				      0);
+	return som_swap_wq ? 0 : -ENOMEM;
+}
+
+/**
+ * som_swap_exit() - let the store go at module exit
+ *
+ * Context: No region is left, so no slot is used.
+ */
+void som_swap_exit(void)
+{
+	struct som_swap_store *s = som_swap_store;
+
+	som_swap_store = NULL;
+	if (s) {
+		WARN_ON_ONCE(s->nr_used);
+		som_swap_free(s);
+	}
+	destroy_workqueue(som_swap_wq);
+}
+
+static ssize_t som_swap_show_u64(char *buf, bool used)
+{
+	u64 v = 0;
+
+	spin_lock(&som_swap_lock);
+	if (som_swap_store)
+		v = (u64)(used ? som_swap_store->nr_used :
+			  som_swap_store->nr_slots) << SOM_BLOCK_SHIFT;
+	spin_unlock(&som_swap_lock);
+	return sysfs_emit(buf, "%llu\n", v);
+}
+
+static ssize_t size_bytes_show(struct kobject *kobj,
+			       struct kobj_attribute *attr, char *buf)
+{
+	return som_swap_show_u64(buf, false);
+}
+
+static ssize_t used_bytes_show(struct kobject *kobj,
+			       struct kobj_attribute *attr, char *buf)
+{
+	return som_swap_show_u64(buf, true);
+}
+
+static ssize_t store_show(struct kobject *kobj, struct kobj_attribute *attr,
+			  char *buf)
+{
+	char *tmp, *path = "";
+	ssize_t ret;
+
+	struct file *file = NULL;
+
+	tmp = kmalloc(PATH_MAX, GFP_KERNEL);
+	if (!tmp)
+		return -ENOMEM;
+	spin_lock(&som_swap_lock);
+	if (som_swap_store)
+		file = get_file(som_swap_store->file);
+	spin_unlock(&som_swap_lock);
+	if (file) {
+		path = file_path(file, tmp, PATH_MAX);
+		if (IS_ERR(path))
+			path = "?";
+	}
+	ret = sysfs_emit(buf, "%s\n", path);
+	if (file)
+		fput(file);
+	kfree(tmp);
+	return ret;
+}
+
+#define SOM_SWAP_STAT(name, field)					\
+static ssize_t name##_show(struct kobject *kobj,			\
+			   struct kobj_attribute *attr, char *buf)	\
+{									\
+	return sysfs_emit(buf, "%ld\n",					\
+			  atomic_long_read(&som_swap_stats.field));	\
+}									\
+static struct kobj_attribute som_swap_##name##_attr = __ATTR_RO(name)
+
+SOM_SWAP_STAT(out_bytes, out_bytes);
+SOM_SWAP_STAT(in_bytes, in_bytes);
+SOM_SWAP_STAT(write_errors, write_errors);
+SOM_SWAP_STAT(read_errors, read_errors);
+
+static struct kobj_attribute som_swap_size_attr = __ATTR_RO(size_bytes);
+static struct kobj_attribute som_swap_used_attr = __ATTR_RO(used_bytes);
+static struct kobj_attribute som_swap_store_attr = __ATTR_RO(store);
+
+static struct attribute *som_swap_attrs[] = {
+	&som_swap_store_attr.attr,
+	&som_swap_size_attr.attr,
+	&som_swap_used_attr.attr,
+	&som_swap_out_bytes_attr.attr,
+	&som_swap_in_bytes_attr.attr,
+	&som_swap_write_errors_attr.attr,
+	&som_swap_read_errors_attr.attr,
+	NULL,
+};
+
+const struct attribute_group som_swap_group = {
+	.name = "swap",
+	.attrs = som_swap_attrs,
+};

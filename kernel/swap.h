@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The swap store (swap.c): a file or block device that som memory is
+ * paged out to, in 2 MiB slots, and the region side of paging
+ * (region_swap.c, pageout.c).
+ */
+#ifndef _SOM_SWAP_H
+#define _SOM_SWAP_H
+
+#include <linux/sysfs.h>
+#include <linux/types.h>
+
+struct som_region;
+struct som_swap_args;
+struct som_pageout;
+
+/* swap.c: the store */
+bool som_swap_ready(void);
+long som_swap_get_slot(void);
+void som_swap_put_slot(unsigned long slot);
+int som_swap_write(unsigned long slot, const void *data);
+int som_swap_read(unsigned long slot, void *data);
+u64 som_swap_metadata_bytes(void);
+long som_ioctl_swap_add(struct som_swap_args __user *uarg);
+long som_ioctl_swap_remove(void);
+int som_swap_init(void);
+void som_swap_exit(void);
+extern const struct attribute_group som_swap_group;
+
+/* region_swap.c: a region's blocks in the store */
+int som_region_page_out(struct som_region *region, pgoff_t idx,
+			unsigned long slot, const void *data);
+bool som_region_swapped(struct som_region *region, pgoff_t first,
+			pgoff_t last);
+int som_region_swap_in(struct som_region *region, pgoff_t idx,
+		       unsigned long bfn);
+void som_region_drop_swap(struct som_region *region, pgoff_t first,
+			  pgoff_t last);
+int som_region_read_back(struct som_region *region);
+
+/* pageout.c: SOM_IOC_PAGEOUT */
+long som_ioctl_pageout(struct som_region *region,
+		       struct som_pageout __user *uarg);
+
+#endif /* _SOM_SWAP_H */

@@ -1,0 +1,464 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Paging som memory out to a swap store and reading it back
+ * (Documentation/admin-guide.md, "Swap"): SOM_IOC_SWAP_ADD and
+ * SOM_IOC_SWAP_REMOVE, SOM_IOC_PAGEOUT on /dev/som and som files, faults
+ * that read blocks back, and what frees a block's place in the store.
+ * Every test checks the data byte for byte (or word for word) and the
+ * store's and the pool's counters exactly; the store is a file in the
+ * guest's root file system.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sys/stat.h>
+
+#include "kselftest_harness.h"
+#include "som_util.h"
+
+#define STORE_SIZE	(256 * MiB)
+#define SWAP		"swap/"
+
+static long long swap_stat(const char *name)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), SWAP "%s", name);
+	return som_stat(path);
+}
+
+static int swap_add(int dev, int fd, uint64_t size)
+{
+	struct som_swap_args a;
+
+	memset(&a, 0, sizeof(a));
+	a.fd = fd;
+	a.size = size;
+	return ioctl(dev, SOM_IOC_SWAP_ADD, &a) ? -errno : 0;
+}
+
+static int swap_remove(int dev)
+{
+	return ioctl(dev, SOM_IOC_SWAP_REMOVE) ? -errno : 0;
+}
+
+/* SOM_IOC_PAGEOUT of [off, off + len) of @fd: -errno, or bytes paged out. */
+static long long pageout(int fd, uint64_t off, uint64_t len)
+{
+	struct som_pageout p;
+
+	memset(&p, 0, sizeof(p));
+	p.offset = off;
+	p.length = len;
+	if (ioctl(fd, SOM_IOC_PAGEOUT, &p))
+		return -errno;
+	return (long long)p.paged_out;
+}
+
+static void store_path(char *buf, size_t len)
+{
+	snprintf(buf, len, "/tmp/som-swap-test.%d", getpid());
+}
+
+FIXTURE(swap) {
+	int dev;
+	int store;
+	char path[64];
+	long long reserved;	/* the pool's reserved_bytes at the start */
+	long long in, out;	/* the store's counters at the start */
+};
+
+FIXTURE_SETUP(swap)
+{
+	SOM_OPEN_DEV(self->dev);
+	store_path(self->path, sizeof(self->path));
+	self->store = open(self->path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	ASSERT_LE(0, self->store);
+	/*
+	 * A test that failed an assertion skipped its teardown: its store
+	 * is still there (its memory went with its process).
+	 */
+	if (swap_stat("size_bytes"))
+		ASSERT_EQ(0, swap_remove(self->dev));
+	ASSERT_EQ(0, swap_add(self->dev, self->store, STORE_SIZE));
+	ASSERT_EQ(STORE_SIZE, swap_stat("size_bytes"));
+	ASSERT_EQ(0, swap_stat("used_bytes"));
+	self->reserved = som_stat("reserved_bytes");
+	self->in = swap_stat("in_bytes");
+	self->out = swap_stat("out_bytes");
+}
+
+FIXTURE_TEARDOWN(swap)
+{
+	if (self->dev < 0)
+		return;
+	/* Nothing may be left in the store: every test frees its slots. */
+	EXPECT_EQ(0, swap_stat("used_bytes"));
+	EXPECT_EQ(0, swap_remove(self->dev));
+	EXPECT_EQ(0, swap_stat("size_bytes"));
+	EXPECT_EQ(self->reserved, som_stat("reserved_bytes"));
+	close(self->store);
+	unlink(self->path);
+	close(self->dev);
+}
+
+/* Bad stores and bad calls are refused, and a refused one takes nothing. */
+TEST(add_and_remove_refuse_what_they_must)
+{
+	int dev, fd, ro, ap, sf;
+	struct som_swap_args a;
+	char path[64];
+	pid_t pid;
+	int status;
+
+	SOM_OPEN_DEV(dev);
+	store_path(path, sizeof(path));
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	ASSERT_LE(0, fd);
+	ro = open(path, O_RDONLY);
+	ap = open(path, O_RDWR | O_APPEND);
+	sf = som_file(dev, 4 * MiB, 0);
+	ASSERT_LE(0, ro);
+	ASSERT_LE(0, ap);
+	ASSERT_LE(0, sf);
+
+	EXPECT_EQ(-ENOENT, swap_remove(dev));
+	EXPECT_EQ(-ENODEV, pageout(dev, 0, 2 * MiB));
+	EXPECT_EQ(-EINVAL, swap_add(dev, fd, 0));
+	EXPECT_EQ(-EINVAL, swap_add(dev, fd, 3 * MiB));
+	EXPECT_EQ(-EINVAL, swap_add(dev, fd, 1ULL << 62));
+	EXPECT_EQ(-EINVAL, swap_add(dev, ro, 4 * MiB));
+	EXPECT_EQ(-EINVAL, swap_add(dev, ap, 4 * MiB));
+	EXPECT_EQ(-EINVAL, swap_add(dev, sf, 4 * MiB));
+	EXPECT_EQ(-EINVAL, swap_add(dev, dev, 4 * MiB));
+	EXPECT_EQ(-EBADF, swap_add(dev, 1000, 4 * MiB));
+	memset(&a, 0, sizeof(a));
+	a.fd = fd;
+	a.size = 4 * MiB;
+	a.flags = 1;
+	EXPECT_EQ(-1, ioctl(dev, SOM_IOC_SWAP_ADD, &a));
+	EXPECT_EQ(EINVAL, errno);
+	a.flags = 0;
+	a.__reserved[1] = 1;
+	EXPECT_EQ(-1, ioctl(dev, SOM_IOC_SWAP_ADD, &a));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(0, swap_stat("size_bytes"));
+
+	/* Without CAP_SYS_ADMIN: EPERM, both ways. */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		if (setresuid(65534, 65534, 65534))
+			_exit(2);
+		_exit(swap_add(dev, fd, 4 * MiB) == -EPERM &&
+		      swap_remove(dev) == -EPERM ? 0 : 1);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, status);
+
+	ASSERT_EQ(0, swap_add(dev, fd, 4 * MiB));
+	EXPECT_EQ(-EBUSY, swap_add(dev, fd, 4 * MiB));
+	EXPECT_EQ(4 * MiB, swap_stat("size_bytes"));
+	EXPECT_EQ(0, swap_remove(dev));
+	EXPECT_EQ(-ENOENT, swap_remove(dev));
+	EXPECT_EQ(0, swap_stat("size_bytes"));
+	close(sf);
+	close(ap);
+	close(ro);
+	close(fd);
+	unlink(path);
+	close(dev);
+}
+
+/*
+ * 64 MiB paged out: the store holds it, the pool holds its reservation
+ * and no block; each touch reads a block back, every word as it was.
+ */
+TEST_F(swap, paged_out_memory_reads_back_every_word)
+{
+	size_t len = 64 * MiB;
+	long long allocated;
+	char *p;
+
+	p = som_map_shared(self->dev, len);
+	ASSERT_NE(MAP_FAILED, p);
+	som_fill(p, 0, len, 8, 1);
+	allocated = som_stat("total_bytes") - som_stat("free_bytes") -
+		    som_stat("reserved_bytes");
+
+	ASSERT_EQ((long long)len, pageout(self->dev, 0, len));
+	EXPECT_EQ((long long)len, swap_stat("used_bytes"));
+	EXPECT_EQ(self->out + (long long)len, swap_stat("out_bytes"));
+	/* The reservation stays; the blocks are free. */
+	EXPECT_EQ(self->reserved + (long long)len, som_stat("reserved_bytes"));
+	EXPECT_EQ(allocated - (long long)len,
+		  som_stat("total_bytes") - som_stat("free_bytes") -
+		  som_stat("reserved_bytes"));
+	EXPECT_NE(0, som_stat("metadata/swap_bytes"));
+	/* Paging out again finds nothing to page out. */
+	EXPECT_EQ(0, pageout(self->dev, 0, len));
+
+	EXPECT_EQ(-1, som_check(p, 0, len, 8, 1));
+	EXPECT_EQ(0, swap_stat("used_bytes"));
+	EXPECT_EQ(self->in + (long long)len, swap_stat("in_bytes"));
+	EXPECT_EQ(self->reserved, som_stat("reserved_bytes"));
+	ASSERT_EQ(0, munmap(p, len));
+}
+
+/* Part of a range paged out; the rest keeps its blocks and entries. */
+TEST_F(swap, a_partial_pageout_leaves_the_rest_alone)
+{
+	size_t len = 16 * MiB;
+	char *p;
+
+	p = som_map_shared(self->dev, len);
+	ASSERT_NE(MAP_FAILED, p);
+	som_fill(p, 0, len, 64, 2);
+	ASSERT_EQ(4 * (long long)MiB, pageout(self->dev, 6 * MiB, 4 * MiB));
+	EXPECT_EQ(4 * (long long)MiB, swap_stat("used_bytes"));
+	EXPECT_EQ(-1, som_check(p, 0, 6 * MiB, 64, 2));
+	EXPECT_EQ(-1, som_check(p, 10 * MiB, len, 64, 2));
+	EXPECT_EQ(4 * (long long)MiB, swap_stat("used_bytes"));
+	EXPECT_EQ(-1, som_check(p, 0, len, 64, 2));
+	EXPECT_EQ(0, swap_stat("used_bytes"));
+	ASSERT_EQ(0, munmap(p, len));
+}
+
+/* munmap() and exit free the slots of what they unmap, nothing else. */
+TEST_F(swap, munmap_and_exit_free_their_slots)
+{
+	size_t len = 16 * MiB;
+	pid_t pid;
+	int status;
+	char *p;
+
+	p = som_map_shared(self->dev, len);
+	ASSERT_NE(MAP_FAILED, p);
+	som_fill(p, 0, len, 64, 3);
+	ASSERT_EQ((long long)len, pageout(self->dev, 0, len));
+	ASSERT_EQ(0, munmap(p, 8 * MiB));
+	EXPECT_EQ(8 * (long long)MiB, swap_stat("used_bytes"));
+	EXPECT_EQ(-1, som_check(p, 8 * MiB, len, 64, 3));
+	ASSERT_EQ(0, munmap(p + 8 * MiB, 8 * MiB));
+	EXPECT_EQ(0, swap_stat("used_bytes"));
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		int fd = open(SOM_DEV, O_RDWR);
+		char *q = fd < 0 ? MAP_FAILED : som_map_shared(fd, len);
+
+		if (q == MAP_FAILED)
+			_exit(2);
+		som_fill(q, 0, len, 4096, 4);
+		_exit(pageout(fd, 0, len) == (long long)len ? 0 : 3);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, status);
+	EXPECT_EQ(0, swap_stat("used_bytes"));
+	EXPECT_EQ(self->reserved, som_stat("reserved_bytes"));
+}
+
+/* A som file: punching and truncating free slots; holes read zeros. */
+TEST_F(swap, a_som_file_pages_out_and_punch_and_truncate_free_slots)
+{
+	size_t len = 32 * MiB;
+	int fd;
+	char *p;
+
+	fd = som_file(self->dev, len, 0);
+	ASSERT_LE(0, fd);
+	p = som_map_shared(fd, len);
+	ASSERT_NE(MAP_FAILED, p);
+	som_fill(p, 0, len, 64, 5);
+	ASSERT_EQ((long long)len, pageout(fd, 0, len));
+	EXPECT_EQ((long long)len, swap_stat("used_bytes"));
+	ASSERT_EQ(0, fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			       8 * MiB, 8 * MiB));
+	EXPECT_EQ(24 * (long long)MiB, swap_stat("used_bytes"));
+	ASSERT_EQ(0, munmap(p, len));
+	ASSERT_EQ(0, ftruncate(fd, 16 * MiB));
+	EXPECT_EQ(8 * (long long)MiB, swap_stat("used_bytes"));
+	p = som_map_shared(fd, 16 * MiB);
+	ASSERT_NE(MAP_FAILED, p);
+	EXPECT_EQ(-1, som_check(p, 0, 8 * MiB, 64, 5));
+	/* Reading the hole filled it with zeroed blocks. */
+	EXPECT_EQ(-1, som_check_zero(p + 8 * MiB, 8 * MiB, 64));
+	EXPECT_EQ(0, swap_stat("used_bytes"));
+	/* Paged out again, the file's memory stays with the file. */
+	ASSERT_EQ(16 * (long long)MiB, pageout(fd, 0, 16 * MiB));
+	ASSERT_EQ(0, munmap(p, 16 * MiB));
+	EXPECT_EQ(16 * (long long)MiB, swap_stat("used_bytes"));
+	close(fd);
+	EXPECT_EQ(0, swap_stat("used_bytes"));
+}
+
+/* Only the owner pages out; bad ranges and flags are refused. */
+TEST_F(swap, pageout_refuses_bad_calls_and_other_processes)
+{
+	struct som_pageout po;
+	size_t len = 4 * MiB;
+	pid_t pid;
+	int status;
+	char *p;
+
+	p = som_map_shared(self->dev, len);
+	ASSERT_NE(MAP_FAILED, p);
+	som_fill(p, 0, len, 4096, 6);
+	EXPECT_EQ(-EINVAL, pageout(self->dev, 4096, 2 * MiB));
+	EXPECT_EQ(-EINVAL, pageout(self->dev, 0, 4096));
+	EXPECT_EQ(-EINVAL, pageout(self->dev, -2 * MiB, 4 * MiB));
+	EXPECT_EQ(0, pageout(self->dev, 0, 0));
+	EXPECT_EQ(0, pageout(self->dev, 64 * MiB, 2 * MiB));
+	memset(&po, 0, sizeof(po));
+	po.length = 2 * MiB;
+	po.flags = 1;
+	EXPECT_EQ(-1, ioctl(self->dev, SOM_IOC_PAGEOUT, &po));
+	EXPECT_EQ(EINVAL, errno);
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(pageout(self->dev, 0, len) == -EPERM ? 0 : 1);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, status);
+	EXPECT_EQ(0, swap_stat("used_bytes"));
+	EXPECT_EQ(-1, som_check(p, 0, len, 4096, 6));
+	ASSERT_EQ(0, munmap(p, len));
+}
+
+/* Removing the store reads every block back first. */
+TEST_F(swap, remove_reads_every_block_back)
+{
+	size_t len = 32 * MiB;
+	char *p, *q;
+	int fd;
+
+	p = som_map_shared(self->dev, len);
+	ASSERT_NE(MAP_FAILED, p);
+	som_fill(p, 0, len, 8, 7);
+	fd = som_file(self->dev, 8 * MiB, 0);
+	ASSERT_LE(0, fd);
+	q = som_map_shared(fd, 8 * MiB);
+	ASSERT_NE(MAP_FAILED, q);
+	som_fill(q, 0, 8 * MiB, 8, 9);
+	ASSERT_EQ(0, munmap(q, 8 * MiB));
+	ASSERT_EQ((long long)len, pageout(self->dev, 0, len));
+	ASSERT_EQ(8 * (long long)MiB, pageout(fd, 0, 8 * MiB));
+	EXPECT_EQ(40 * (long long)MiB, swap_stat("used_bytes"));
+
+	ASSERT_EQ(0, swap_remove(self->dev));
+	EXPECT_EQ(0, swap_stat("size_bytes"));
+	EXPECT_EQ(self->in + 40 * (long long)MiB, swap_stat("in_bytes"));
+	EXPECT_EQ(self->reserved, som_stat("reserved_bytes"));
+	EXPECT_EQ(-1, som_check(p, 0, len, 8, 7));
+	ASSERT_EQ(0, munmap(p, len));
+	q = som_map_shared(fd, 8 * MiB);
+	ASSERT_NE(MAP_FAILED, q);
+	EXPECT_EQ(-1, som_check(q, 0, 8 * MiB, 8, 9));
+	ASSERT_EQ(0, munmap(q, 8 * MiB));
+	close(fd);
+	/* The teardown removes a store: put one back. */
+	ASSERT_EQ(0, swap_add(self->dev, self->store, STORE_SIZE));
+}
+
+/*
+ * A store that cannot give a block back (cut short behind som's back):
+ * the owner gets SIGBUS there and nowhere else, removing the store fails
+ * with EIO and keeps it, and unmapping the block frees its slot.
+ */
+TEST_F(swap, a_block_the_store_lost_is_sigbus_and_remove_fails)
+{
+	size_t len = 8 * MiB;
+	char *p;
+
+	p = som_map_shared(self->dev, len);
+	ASSERT_NE(MAP_FAILED, p);
+	som_fill(p, 0, len, 64, 8);
+	ASSERT_EQ(2 * (long long)MiB, pageout(self->dev, 2 * MiB, 2 * MiB));
+	ASSERT_EQ(0, ftruncate(self->store, 0));
+	EXPECT_EQ(SIGBUS, som_probe(p + 2 * MiB + 4096, 0));
+	EXPECT_EQ(p + 2 * MiB + 4096, som_probe_addr);
+	EXPECT_EQ(SIGBUS, som_probe(p + 3 * MiB, 1));
+	EXPECT_LE(2, swap_stat("read_errors"));
+	EXPECT_EQ(-1, som_check(p, 0, 2 * MiB, 64, 8));
+	EXPECT_EQ(-1, som_check(p, 4 * MiB, len, 64, 8));
+	EXPECT_EQ(-EIO, swap_remove(self->dev));
+	EXPECT_EQ(STORE_SIZE, swap_stat("size_bytes"));
+	EXPECT_EQ(2 * (long long)MiB, swap_stat("used_bytes"));
+	/* A new page-out goes to the store again and reads back. */
+	ASSERT_EQ(2 * (long long)MiB, pageout(self->dev, 4 * MiB, 2 * MiB));
+	EXPECT_EQ(-1, som_check(p, 4 * MiB, 6 * MiB, 64, 8));
+	ASSERT_EQ(0, munmap(p + 2 * MiB, 2 * MiB));
+	EXPECT_EQ(0, swap_stat("used_bytes"));
+	ASSERT_EQ(0, munmap(p, len));
+}
+
+/*
+ * Threads write and check their own blocks while the main thread pages
+ * the whole range out again and again: no write is ever lost, whether
+ * it lands before the block is unmapped, while it is written to the
+ * store (the fault waits) or after (the fault reads it back).
+ */
+#define RACE_THREADS	4
+#define RACE_BLOCKS	3
+
+struct racer {
+	char *base;
+	int stop;
+	long long rounds;
+	long long bad;
+};
+
+static void *race_writer(void *arg)
+{
+	struct racer *r = arg;
+	size_t len = RACE_BLOCKS * 2 * MiB, off;
+	uint64_t round;
+
+	for (round = 1; !__atomic_load_n(&r->stop, __ATOMIC_RELAXED); round++) {
+		for (off = 0; off < len; off += 4096)
+			*(volatile uint64_t *)(r->base + off) = round ^ off;
+		for (off = 0; off < len; off += 4096)
+			if (*(volatile uint64_t *)(r->base + off) != (round ^ off))
+				r->bad++;
+		r->rounds++;
+	}
+	return NULL;
+}
+
+TEST_F_TIMEOUT(swap, writers_lose_nothing_to_pageouts, 1200)
+{
+	size_t len = RACE_THREADS * RACE_BLOCKS * 2 * MiB;
+	struct racer r[RACE_THREADS];
+	pthread_t t[RACE_THREADS];
+	long long total = 0, n;
+	int i, pass;
+	char *p;
+
+	p = som_map_shared(self->dev, len);
+	ASSERT_NE(MAP_FAILED, p);
+	memset(p, 0, len);
+	for (i = 0; i < RACE_THREADS; i++) {
+		r[i] = (struct racer){ .base = p + i * RACE_BLOCKS * 2 * MiB };
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, race_writer, &r[i]));
+	}
+	for (pass = 0; pass < 40; pass++) {
+		n = pageout(self->dev, 0, len);
+		ASSERT_LE(0, n);
+		total += n;
+		usleep(20 * 1000);
+	}
+	for (i = 0; i < RACE_THREADS; i++) {
+		__atomic_store_n(&r[i].stop, 1, __ATOMIC_RELAXED);
+		pthread_join(t[i], NULL);
+		EXPECT_EQ(0, r[i].bad);
+		EXPECT_LT(0, r[i].rounds);
+	}
+	TH_LOG("%lld MiB paged out in 40 passes beside the writers",
+	       total >> 20);
+	EXPECT_LT(0, total);
+	ASSERT_EQ(0, munmap(p, len));
+	EXPECT_EQ(0, swap_stat("used_bytes"));
+}
+
+TEST_HARNESS_MAIN
