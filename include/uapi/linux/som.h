@@ -471,7 +471,8 @@ struct som_swap_args {
  * regular file or block device, is a som file, or was opened without
  * read and write access, with O_DIRECT or O_APPEND; a block device
  * smaller than @size), EBADF (@fd), EBUSY (a store is in place already,
- * or the file is a kernel swap file), ENOMEM.
+ * or the file is a kernel swap file), ENOSPC (the file system cannot
+ * allocate @size), ENOMEM.
  */
 #define SOM_IOC_SWAP_ADD	_IOW(SOM_IOCTL_BASE, 0x0a, struct som_swap_args)
 
@@ -515,7 +516,7 @@ struct som_pageout {
  * that wraps), EPERM (not the owner), ENODEV (no store, or it is being
  * removed), ENOSPC (the store is full), EIO (a write failed), EBUSY (the
  * region's memory is unmovable, or stayed half way through munmap()),
- * EINTR. @paged_out counts what was paged out before an error.
+ * ENOMEM, EINTR. @paged_out counts what was paged out before an error.
  */
 #define SOM_IOC_PAGEOUT		_IOWR(SOM_IOCTL_BASE, 0x0c, struct som_pageout)
 
