@@ -513,6 +513,34 @@ long sf_call_ioc_user(struct sf_thread *t, const uint64_t *a)
 		     sf_ptr(a[4], &u, sizeof(u))) ? -errno : 0;
 }
 
+/*
+ * SOM_IOC_PAGEOUT of a range of a descriptor's region: what a touch then
+ * reads must be what was written (the tags), read back from the store.
+ */
+long sf_call_ioc_pageout(struct sf_thread *t, const uint64_t *a)
+{
+	struct som_pageout p = {
+		.offset = a[1], .length = a[2], .flags = a[3],
+		.__reserved = { a[4], 0 },
+	};
+
+	return ioctl(sf_fd_arg(t, SF_R_FD, a[0]), SOM_IOC_PAGEOUT,
+		     sf_ptr(a[5], &p, sizeof(p))) ? -errno : 0;
+}
+
+/*
+ * The swap store the run set up (check.c): take it away, which reads
+ * every block paged out back (of this program's regions too, while they
+ * run), or put it back.
+ */
+long sf_call_swap_admin(struct sf_thread *t, const uint64_t *a)
+{
+	(void)t;
+	if (a[0] % 2)
+		return sf_swap_add();
+	return ioctl(sf_dev_fd, SOM_IOC_SWAP_REMOVE) ? -errno : 0;
+}
+
 long sf_call_ioc_raw(struct sf_thread *t, const uint64_t *a)
 {
 	static const unsigned long cmds[] = {

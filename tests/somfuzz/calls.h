@@ -28,6 +28,8 @@ long sf_call_ioc_proc_usage(struct sf_thread *t, const uint64_t *a);
 long sf_call_ioc_cgroup(struct sf_thread *t, const uint64_t *a);
 long sf_call_ioc_user(struct sf_thread *t, const uint64_t *a);
 long sf_call_ioc_raw(struct sf_thread *t, const uint64_t *a);
+long sf_call_ioc_pageout(struct sf_thread *t, const uint64_t *a);
+long sf_call_swap_admin(struct sf_thread *t, const uint64_t *a);
 long sf_call_sysfs_write(struct sf_thread *t, const uint64_t *a);
 long sf_call_sysfs_read(struct sf_thread *t, const uint64_t *a);
 long sf_call_background(struct sf_thread *t, const uint64_t *a);

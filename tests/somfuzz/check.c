@@ -25,8 +25,10 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/som.h>
 
 #include "somfuzz.h"
 
@@ -140,6 +142,66 @@ static char sf_base_rate[32];
 static char sf_base_sources[32][40];
 static int sf_base_nsources;
 
+/*
+ * The run's swap store: a file in /tmp, added at the baseline if the
+ * machine has none, so that programs can page out (SOM_IOC_PAGEOUT) and
+ * touch their memory back; removed when the process that added it exits.
+ * Between programs nothing may be left in it (sf_pool_check()).
+ */
+#define SF_SWAP_SIZE	(64ULL << 20)
+
+static char sf_swap_path[64];
+static pid_t sf_swap_owner;
+
+long sf_swap_add(void)
+{
+	struct som_swap_args a = { .size = SF_SWAP_SIZE };
+	long ret = 0;
+	int dev, fd;
+
+	if (!sf_swap_path[0])
+		return -ENOENT;
+	dev = open("/dev/som", O_RDWR | O_CLOEXEC);
+	fd = open(sf_swap_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	a.fd = fd;
+	if (dev < 0 || fd < 0 || ioctl(dev, SOM_IOC_SWAP_ADD, &a))
+		ret = -errno;
+	if (fd >= 0)
+		close(fd);
+	if (dev >= 0)
+		close(dev);
+	return ret;
+}
+
+void sf_swap_remove(void)
+{
+	int dev;
+
+	if (!sf_swap_path[0] || getpid() != sf_swap_owner)
+		return;
+	dev = open("/dev/som", O_RDWR | O_CLOEXEC);
+	if (dev >= 0) {
+		ioctl(dev, SOM_IOC_SWAP_REMOVE);
+		close(dev);
+	}
+	unlink(sf_swap_path);
+	sf_swap_path[0] = '\0';
+}
+
+static void sf_swap_setup(void)
+{
+	if (sf_swap_path[0] || sf_sysfs_ll("swap/size_bytes") != 0)
+		return;
+	snprintf(sf_swap_path, sizeof(sf_swap_path), "/tmp/somfuzz-store.%d",
+		 (int)getpid());
+	if (sf_swap_add()) {
+		sf_swap_path[0] = '\0';
+		return;
+	}
+	sf_swap_owner = getpid();
+	atexit(sf_swap_remove);
+}
+
 int sf_pool_baseline(void)
 {
 	DIR *d = opendir(SF_SYSFS "sources");
@@ -147,6 +209,7 @@ int sf_pool_baseline(void)
 	ssize_t n;
 	int fd;
 
+	sf_swap_setup();
 	sf_base_total = sf_sysfs_ll("total_bytes");
 	sf_base_nsources = 0;
 	while (d && (de = readdir(d)) && sf_base_nsources < 32)
@@ -220,7 +283,7 @@ void sf_sources_restore(void)
 int sf_pool_check(const char *when, int sources)
 {
 	struct timespec ts = { 0, 10 * 1000 * 1000 };
-	long long total, free, reserved;
+	long long total, free, reserved, swapped;
 	int64_t deadline = sf_ms() + 30000;
 
 	if (sf_base_total < 0)
@@ -229,15 +292,16 @@ int sf_pool_check(const char *when, int sources)
 		total = sf_sysfs_ll("total_bytes");
 		free = sf_sysfs_ll("free_bytes");
 		reserved = sf_sysfs_ll("reserved_bytes");
+		swapped = sf_sysfs_ll("swap/used_bytes");
 		if ((!sources || total == sf_base_total) && free == total &&
-		    !reserved)
+		    !reserved && swapped <= 0)
 			return 0;
 		if (sf_ms() > deadline)
 			break;
 		nanosleep(&ts, NULL);
 	}
-	sf_finding("pool not whole %s: total_bytes %lld (was %lld), free_bytes %lld, reserved_bytes %lld, for 30 s",
-		   when, total, sf_base_total, free, reserved);
+	sf_finding("pool not whole %s: total_bytes %lld (was %lld), free_bytes %lld, reserved_bytes %lld, swap used_bytes %lld, for 30 s",
+		   when, total, sf_base_total, free, reserved, swapped);
 	return 1;
 }
 

@@ -111,6 +111,10 @@ static const uint64_t sysfs_reads[] = {
 	0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13,
 };
 static const uint64_t fork_waits[] = { 0, 1 };	/* wait now, at the end */
+/* calls.c: sf_call_ioc_pageout() */
+static const uint64_t pageout_flags[] = { 0, 1 };
+/* calls.c: sf_call_swap_admin() */
+static const uint64_t swap_ops[] = { 0, 1 };
 /* calls.c: sf_call_background() */
 static const uint64_t background_ops[] = { 0, 1, 2, 3, 4 };
 
@@ -173,6 +177,11 @@ const struct sf_call_desc sf_calls[] = {
 	{ "ioc_user", sf_call_ioc_user, SF_CTL_NONE, -1, 1, 5,
 	  { RES("dev", SF_R_DEV), ENUM("uid", user_uids),
 	    FLAGS("flags", user_flags), RSVD("reserved"), PTR("ptr") } },
+	{ "ioc_pageout", sf_call_ioc_pageout, SF_CTL_NONE, -1, 4, 6,
+	  { RES("fd", SF_R_FD), OFF("off"), LEN("len"),
+	    FLAGS("flags", pageout_flags), RSVD("reserved"), PTR("ptr") } },
+	{ "swap_admin", sf_call_swap_admin, SF_CTL_NONE, -1, 1, 1,
+	  { ENUM("op", swap_ops) } },
 	{ "ioc_raw", sf_call_ioc_raw, SF_CTL_NONE, -1, 1, 3,
 	  { RES("fd", SF_R_FD), ENUM("cmd", raw_cmds), PTR("ptr") } },
 	{ "sysfs_write", sf_call_sysfs_write, SF_CTL_NONE, -1, 2, 3,

@@ -385,6 +385,7 @@ int sf_fuzz(const struct sf_opts *o, struct sf_stats *st)
 		}
 	}
 	st->corpus = ncorpus;
+	sf_swap_remove();
 	sf_fill_stats(st, start);
 	if (kmsg >= 0)
 		close(kmsg);
@@ -472,6 +473,7 @@ int sf_replay(const char *path, struct sf_stats *st, int verbose)
 		st->findings++;
 		ret = 1;
 	}
+	sf_swap_remove();
 	sf_fill_stats(st, start);
 	if (kmsg >= 0)
 		close(kmsg);

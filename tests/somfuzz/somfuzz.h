@@ -294,6 +294,9 @@ int sf_kmsg_open(void);
 /* Scan new kernel log lines; 1 (and a finding) on a checker report. */
 int sf_kmsg_check(int fd);
 int sf_pool_baseline(void);
+/* The run's swap store (check.c): add it (0 or -errno), remove it at exit. */
+long sf_swap_add(void);
+void sf_swap_remove(void);
 /* Pool back at its baseline (polling for a while); 0, or 1 + finding. */
 int sf_pool_check(const char *when, int sources);
 void sf_rate_restore(struct sf_exec *ex);
