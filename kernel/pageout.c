@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * SOM_IOC_PAGEOUT: the owner of a region writes a range of it to the swap
- * store (swap.c) and gives its blocks back to the pool. Each block is
- * unmapped and copied out under the locks a migration takes
- * (migrate.c), then written and freed (region_swap.c); a touch reads it
- * back. The locks are dropped every few blocks so that the owner's other
- * threads, whose faults on the region wait for them, wait no longer than
- * that many writes.
+ * Paging blocks of a region out to the swap store (swap.c), for the
+ * region's owner (SOM_IOC_PAGEOUT) and for the administrator, coldest
+ * first (swap/reclaim, som_reclaim()). Each block is unmapped and copied
+ * out under the locks a migration takes (migrate.c), then written and
+ * freed (region_swap.c); a touch reads it back. The locks are dropped
+ * every few blocks so that the owner's other threads, whose faults on
+ * the region wait for them, wait no longer than that many writes.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -24,16 +24,63 @@
 /* Blocks paged out in one hold of a region's locks. */
 #define SOM_PAGEOUT_BATCH	8
 
-/*
- * Page out blocks of [*idx, last] of @region, at most a batch of them,
- * advancing *idx past what was looked at. Caller holds som_migrate_mutex.
+/**
+ * struct som_pageout_walk - what to page out of a region
+ * @idx:	the next index to look at
+ * @last:	the last one
+ * @min_age:	page out only blocks idle for this many aging scans or
+ *		more; 0 for all
+ * @left:	blocks that may still be paged out
+ * @done:	blocks paged out
+ * @noted:	the GiB whose entries mapped since the last scan were last
+ *		counted as used (ULONG_MAX: none yet in this hold)
+ * @bounce:	2 MiB for a block's data on its way out
  */
-static int som_pageout_batch(struct som_region *region, pgoff_t *idx,
-			     pgoff_t last, void *bounce, u64 *done)
+struct som_pageout_walk {
+	pgoff_t idx;
+	pgoff_t last;
+	unsigned int min_age;
+	unsigned long left;
+	unsigned long done;
+	pgoff_t noted;
+	void *bounce;
+};
+
+/*
+ * Is the block at @idx of a locked region cold enough? Entries its owner
+ * mapped since the last scan count as a use first, a GiB at a time.
+ */
+static bool som_pageout_wants(struct som_mover *mv,
+			      struct som_pageout_walk *w, pgoff_t idx)
 {
+	struct som_region *region = mv->region;
+	pgoff_t first = round_down(idx, SOM_BLOCKS_PER_CHUNK);
+	unsigned int age;
+
+	if (!w->min_age)
+		return true;
+	if (mv->live && first != w->noted) {
+		som_age_note_range(mv->mm, region,
+				   first << SOM_PAGES_PER_BLOCK_SHIFT,
+				   (first + SOM_BLOCKS_PER_CHUNK) <<
+				   SOM_PAGES_PER_BLOCK_SHIFT);
+		w->noted = first;
+	}
+	age = som_ages_get(&region->ages, &region->table, idx);
+	return age != SOM_AGE_ABSENT && age >= w->min_age;
+}
+
+/*
+ * Page out blocks of [w->idx, w->last] of @region, at most a batch of
+ * them, advancing w->idx past what was looked at. Caller holds
+ * som_migrate_mutex. Returns 0 or the first error.
+ */
+static int som_pageout_batch(struct som_region *region,
+			     struct som_pageout_walk *w)
+{
+	unsigned int n = 0, looked = 0;
 	struct som_mover mv;
 	unsigned long entry;
-	unsigned int n = 0;
 	long slot;
 	int err, tries;
 
@@ -46,30 +93,57 @@ static int som_pageout_batch(struct som_region *region, pgoff_t *idx,
 	}
 	if (err)
 		return err == -EAGAIN || err == -ENOENT ? -EBUSY : err;
-	while (n < SOM_PAGEOUT_BATCH) {
-		entry = som_table_next(&region->table, idx, last);
+	w->noted = ULONG_MAX;
+	while (n < SOM_PAGEOUT_BATCH && w->left && looked++ < 4096) {
+		entry = som_table_next(&region->table, &w->idx, w->last);
 		if (entry == SOM_TABLE_ABSENT) {
-			*idx = last + 1;
+			w->idx = w->last + 1;
 			break;
 		}
-		if (som_table_is_block(entry)) {
+		if (som_table_is_block(entry) &&
+		    som_pageout_wants(&mv, w, w->idx)) {
 			slot = som_swap_get_slot();
 			if (slot < 0) {
 				err = slot;
 				break;
 			}
-			som_mover_take(&mv, *idx, bounce);
-			err = som_region_page_out(region, *idx, slot, bounce);
+			som_mover_take(&mv, w->idx, w->bounce);
+			err = som_region_page_out(region, w->idx, slot,
+						  w->bounce);
 			if (err)
 				break;
-			(*done)++;
+			w->done++;
+			w->left--;
 			n++;
 		}
-		if ((*idx)++ == last)
+		if (w->idx++ == w->last)
 			break;
 	}
 	som_mover_unlock(&mv);
 	return err;
+}
+
+/*
+ * Page out what @w asks of @region, a batch per hold of its locks.
+ * Returns 0 or the first error (-EINTR for a fatal signal).
+ */
+static int som_pageout_region(struct som_region *region,
+			      struct som_pageout_walk *w)
+{
+	int err;
+
+	for (;;) {
+		err = mutex_lock_killable(&som_migrate_mutex);
+		if (err)
+			return err;
+		err = som_pageout_batch(region, w);
+		mutex_unlock(&som_migrate_mutex);
+		if (!err && fatal_signal_pending(current))
+			err = -EINTR;
+		if (err || w->idx > w->last || !w->left)
+			return err;
+		cond_resched();
+	}
 }
 
 /**
@@ -83,11 +157,9 @@ static int som_pageout_batch(struct som_region *region, pgoff_t *idx,
 long som_ioctl_pageout(struct som_region *region,
 		       struct som_pageout __user *uarg)
 {
+	struct som_pageout_walk w = { .left = ULONG_MAX };
 	struct som_pageout args;
-	pgoff_t idx, last;
 	bool unmovable;
-	u64 done = 0;
-	void *bounce;
 	int err;
 
 	if (copy_from_user(&args, uarg, sizeof(args)))
@@ -98,41 +170,112 @@ long som_ioctl_pageout(struct som_region *region,
 		return -EINVAL;
 	if (!som_swap_ready())
 		return -ENODEV;
-	if (!args.length)
-		goto out;
-	mutex_lock(&region->lock);
-	err = som_region_may_modify(region);
-	unmovable = region->claim.unmovable;
-	mutex_unlock(&region->lock);
-	if (err)
-		return err;
-	if (unmovable)
-		return -EBUSY;
-	bounce = vmalloc(SOM_BLOCK_SIZE);
-	if (!bounce)
-		return -ENOMEM;
-	idx = args.offset >> SOM_BLOCK_SHIFT;
-	last = ((args.offset + args.length) >> SOM_BLOCK_SHIFT) - 1;
-	for (;;) {
-		err = mutex_lock_killable(&som_migrate_mutex);
+	if (args.length) {
+		mutex_lock(&region->lock);
+		err = som_region_may_modify(region);
+		unmovable = region->claim.unmovable;
+		mutex_unlock(&region->lock);
 		if (err)
-			break;
-		err = som_pageout_batch(region, &idx, last, bounce, &done);
-		mutex_unlock(&som_migrate_mutex);
-		if (!err && fatal_signal_pending(current))
-			err = -EINTR;
-		if (err || idx > last)
-			break;
-		cond_resched();
+			return err;
+		if (unmovable)
+			return -EBUSY;
+		w.bounce = vmalloc(SOM_BLOCK_SIZE);
+		if (!w.bounce)
+			return -ENOMEM;
+		w.idx = args.offset >> SOM_BLOCK_SHIFT;
+		w.last = ((args.offset + args.length) >> SOM_BLOCK_SHIFT) - 1;
+		err = som_pageout_region(region, &w);
+		vfree(w.bounce);
 	}
-	vfree(bounce);
-	args.paged_out = done << SOM_BLOCK_SHIFT;
+	args.paged_out = (u64)w.done << SOM_BLOCK_SHIFT;
 	if (copy_to_user(&uarg->paged_out, &args.paged_out,
 			 sizeof(args.paged_out)))
 		return -EFAULT;
 	return err;
-out:
-	args.paged_out = 0;
-	return copy_to_user(&uarg->paged_out, &args.paged_out,
-			    sizeof(args.paged_out)) ? -EFAULT : 0;
+}
+
+/*
+ * The age from which paging out every block of the movable regions
+ * reaches @want blocks (the oldest ages first): 0 if even all of them
+ * are fewer. SOM_AGE_NR if none holds a block.
+ */
+static unsigned int som_reclaim_age(struct som_region **regions,
+				    unsigned long nr, unsigned long want)
+{
+	u64 bytes[SOM_AGE_NR] = { 0 }, b[SOM_AGE_NR], sum = 0;
+	struct som_region *region;
+	unsigned long i;
+	int age;
+
+	for (i = 0; i < nr; i++) {
+		region = regions[i];
+		mutex_lock(&region->lock);
+		if (!region->dead && !region->claim.unmovable) {
+			som_ages_count(&region->ages, &region->table, b);
+			for (age = 0; age < SOM_AGE_NR; age++)
+				bytes[age] += b[age];
+		}
+		mutex_unlock(&region->lock);
+	}
+	for (age = SOM_AGE_NR - 1; age > 0; age--) {
+		sum += bytes[age];
+		if (sum >= (u64)want << SOM_BLOCK_SHIFT)
+			return age;
+	}
+	return sum + bytes[0] ? 0 : SOM_AGE_NR;
+}
+
+/**
+ * som_reclaim() - page out the coldest memory of every region
+ * @bytes: how much, rounded down to 2 MiB
+ * @done: set to the bytes paged out
+ *
+ * By the ages of the aging scans (age.h): the blocks idle longest first,
+ * down to those found used by the last scan if it takes them too; a
+ * block mapped again since the last scan counts as used. Regions with
+ * unmovable memory are left alone.
+ *
+ * Context: Process context, may sleep.
+ * Return: 0 (also when less than @bytes could be paged out: the blocks
+ * were not there), -ENODEV without a store, -ENOSPC when the store is
+ * full, -EIO, -EINTR, -ENOMEM.
+ */
+int som_reclaim(u64 bytes, u64 *done)
+{
+	struct som_pageout_walk w = { .left = bytes >> SOM_BLOCK_SHIFT };
+	struct som_region **regions, *region;
+	unsigned long nr, i;
+	int err = 0;
+
+	*done = 0;
+	if (!som_swap_ready())
+		return -ENODEV;
+	if (!w.left)
+		return 0;
+	regions = som_regions_get(&nr);
+	if (!regions)
+		return -ENOMEM;
+	w.min_age = som_reclaim_age(regions, nr, w.left);
+	w.bounce = vmalloc(SOM_BLOCK_SIZE);
+	if (!w.bounce)
+		err = -ENOMEM;
+	for (i = 0; !err && w.min_age < SOM_AGE_NR && i < nr && w.left; i++) {
+		region = regions[i];
+		mutex_lock(&region->lock);
+		if (region->dead || region->claim.unmovable) {
+			mutex_unlock(&region->lock);
+			continue;
+		}
+		mutex_unlock(&region->lock);
+		w.idx = 0;
+		w.last = ULONG_MAX >> SOM_BLOCK_SHIFT;
+		err = som_pageout_region(region, &w);
+		/* A region between states is left alone. */
+		if (err == -EBUSY)
+			err = 0;
+	}
+	vfree(w.bounce);
+	som_regions_put(regions, nr);
+	*done = (u64)w.done << SOM_BLOCK_SHIFT;
+	return err;
 }

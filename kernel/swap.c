@@ -24,6 +24,7 @@
 #include <linux/capability.h>
 #include <linux/completion.h>
 #include <linux/delay.h>
+#include <linux/error-injection.h>
 #include <linux/falloc.h>
 #include <linux/file.h>
 #include <linux/fs.h>
@@ -77,12 +78,14 @@ static DEFINE_MUTEX(som_swap_mutex);
  * @write_errors: writes that failed (the block stayed in the pool)
  * @read_errors: reads that failed (the owner got SIGBUS, or a remove
  *		failed)
+ * @reclaimed_bytes: of @out_bytes, paged out by swap/reclaim
  */
 static struct som_swap_stats {
 	atomic_long_t out_bytes;
 	atomic_long_t in_bytes;
 	atomic_long_t write_errors;
 	atomic_long_t read_errors;
+	atomic_long_t reclaimed_bytes;
 } som_swap_stats;
 
 static struct workqueue_struct *som_swap_wq;
@@ -128,6 +131,7 @@ long som_swap_get_slot(void)
 	spin_unlock(&som_swap_lock);
 	return ret;
 }
+ALLOW_ERROR_INJECTION(som_swap_get_slot, ERRNO);
 
 /**
  * som_swap_put_slot() - give back a slot of som_swap_get_slot()
@@ -224,6 +228,7 @@ int som_swap_write(unsigned long slot, const void *data)
 	atomic_long_add(SOM_BLOCK_SIZE, &som_swap_stats.out_bytes);
 	return 0;
 }
+ALLOW_ERROR_INJECTION(som_swap_write, ERRNO);
 
 /**
  * som_swap_read() - read a slot's data
@@ -253,6 +258,7 @@ int som_swap_read(unsigned long slot, void *data)
 			    slot, n);
 	return -EIO;
 }
+ALLOW_ERROR_INJECTION(som_swap_read, ERRNO);
 
 /**
  * som_swap_metadata_bytes() - what the store's description costs
@@ -540,6 +546,27 @@ SOM_SWAP_STAT(out_bytes, out_bytes);
 SOM_SWAP_STAT(in_bytes, in_bytes);
 SOM_SWAP_STAT(write_errors, write_errors);
 SOM_SWAP_STAT(read_errors, read_errors);
+SOM_SWAP_STAT(reclaimed_bytes, reclaimed_bytes);
+
+/* Page out BYTES of the coldest memory (pageout.c), now. */
+static ssize_t reclaim_store(struct kobject *kobj, struct kobj_attribute *attr,
+			     const char *buf, size_t count)
+{
+	u64 bytes, done;
+	char *end;
+	int err;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	bytes = memparse(buf, &end);
+	if (end == buf || (*end && *end != '\n'))
+		return -EINVAL;
+	err = som_reclaim(bytes, &done);
+	atomic_long_add(done, &som_swap_stats.reclaimed_bytes);
+	return err ? err : count;
+}
+
+static struct kobj_attribute som_swap_reclaim_attr = __ATTR_WO(reclaim);
 
 static struct kobj_attribute som_swap_size_attr = __ATTR_RO(size_bytes);
 static struct kobj_attribute som_swap_used_attr = __ATTR_RO(used_bytes);
@@ -553,6 +580,8 @@ static struct attribute *som_swap_attrs[] = {
 	&som_swap_in_bytes_attr.attr,
 	&som_swap_write_errors_attr.attr,
 	&som_swap_read_errors_attr.attr,
+	&som_swap_reclaim_attr.attr,
+	&som_swap_reclaimed_bytes_attr.attr,
 	NULL,
 };
 

@@ -38,8 +38,9 @@ void som_region_drop_swap(struct som_region *region, pgoff_t first,
 			  pgoff_t last);
 int som_region_read_back(struct som_region *region);
 
-/* pageout.c: SOM_IOC_PAGEOUT */
+/* pageout.c: SOM_IOC_PAGEOUT, and the administrator's reclaim */
 long som_ioctl_pageout(struct som_region *region,
 		       struct som_pageout __user *uarg);
+int som_reclaim(u64 bytes, u64 *done);
 
 #endif /* _SOM_SWAP_H */

@@ -377,4 +377,76 @@ static inline int som_compact_cycle(void)
 	return bad;
 }
 
+/*
+ * Touch each 2 MiB block of @p (@len bytes) until it reads: a block the
+ * swap store failed to give back is SIGBUS and stays in the store, so a
+ * second touch reads it. Returns the blocks that never read.
+ */
+static inline int som_fail_touch_back(char *p, size_t len)
+{
+	size_t off;
+	int tries, bad = 0;
+
+	for (off = 0; off < len; off += 2 * MiB) {
+		for (tries = 0; tries < 3 && som_probe(p + off, 0); tries++)
+			;
+		bad += tries == 3;
+	}
+	return bad;
+}
+
+/*
+ * One swap life cycle: a store in /tmp, 8 MiB of /dev/som written, paged
+ * out (a write that fails keeps its block), read back by touch, paged out
+ * again and read back by the store's removal (a removal that fails keeps
+ * the store: it is tried again, unarmed); the data checked, the store
+ * empty and gone.
+ */
+static inline int som_swap_cycle(void)
+{
+	const char *path = "/tmp/som-fail-swap";
+	struct som_swap_args a;
+	struct som_pageout po;
+	int dev, st, bad = 0;
+	char *p;
+
+	som_fail_pause();
+	dev = open(SOM_DEV, O_RDWR);
+	st = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	memset(&a, 0, sizeof(a));
+	a.fd = st;
+	a.size = 64 * MiB;
+	if (dev < 0 || st < 0 || ioctl(dev, SOM_IOC_SWAP_ADD, &a))
+		return 1;
+	p = mmap(NULL, 8 * MiB, PROT_READ | PROT_WRITE, MAP_SHARED, dev, 0);
+	if (p == MAP_FAILED)
+		return 1;
+	som_fill(p, 0, 8 * MiB, 4096, 11);
+	som_fail_resume();
+
+	memset(&po, 0, sizeof(po));
+	po.length = 8 * MiB;
+	if (ioctl(dev, SOM_IOC_PAGEOUT, &po) && errno != EIO &&
+	    errno != ENOSPC && !som_errno_ok())
+		bad++;
+	bad += som_fail_touch_back(p, 8 * MiB);
+	if (ioctl(dev, SOM_IOC_PAGEOUT, &po) && errno != EIO &&
+	    errno != ENOSPC && !som_errno_ok())
+		bad++;
+	if (ioctl(dev, SOM_IOC_SWAP_REMOVE) && errno != EIO)
+		bad++;
+
+	som_fail_pause();
+	if (som_stat("swap/size_bytes") && ioctl(dev, SOM_IOC_SWAP_REMOVE))
+		bad++;
+	bad += som_check(p, 0, 8 * MiB, 4096, 11) != -1;
+	bad += munmap(p, 8 * MiB) != 0;
+	bad += som_stat("swap/size_bytes") != 0;
+	close(st);
+	unlink(path);
+	close(dev);
+	som_fail_resume();
+	return bad;
+}
+
 #endif /* SOM_FAIL_CYCLES_H */

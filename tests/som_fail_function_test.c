@@ -61,6 +61,9 @@ FEI_VARIANT(assemble_begin_compact, som_pool_assemble_begin, EBUSY, compact);
 FEI_VARIANT(mover_assemble_compact, som_mover_assemble, EBUSY, compact);
 FEI_VARIANT(mover_lock_compact, som_mover_lock, EAGAIN, compact);
 FEI_VARIANT(mover_lock_policy, som_mover_lock, EAGAIN, policy);
+FEI_VARIANT(swap_write_swap, som_swap_write, EIO, swap);
+FEI_VARIANT(swap_read_swap, som_swap_read, EIO, swap);
+FEI_VARIANT(swap_get_slot_swap, som_swap_get_slot, ENOSPC, swap);
 
 static int fei_set(const char *file, const char *val)
 {

@@ -123,6 +123,7 @@ TEST(add_and_remove_refuse_what_they_must)
 
 	EXPECT_EQ(-ENOENT, swap_remove(dev));
 	EXPECT_EQ(-ENODEV, pageout(dev, 0, 2 * MiB));
+	EXPECT_EQ(-ENODEV, som_sysfs_write(SWAP "reclaim", "2M"));
 	EXPECT_EQ(-EINVAL, swap_add(dev, fd, 0));
 	EXPECT_EQ(-EINVAL, swap_add(dev, fd, 3 * MiB));
 	EXPECT_EQ(-EINVAL, swap_add(dev, fd, 1ULL << 62));
@@ -390,6 +391,56 @@ TEST_F(swap, a_block_the_store_lost_is_sigbus_and_remove_fails)
 	EXPECT_EQ(-1, som_check(p, 4 * MiB, 6 * MiB, 64, 8));
 	ASSERT_EQ(0, munmap(p + 2 * MiB, 2 * MiB));
 	EXPECT_EQ(0, swap_stat("used_bytes"));
+	ASSERT_EQ(0, munmap(p, len));
+}
+
+static int reclaim(long long bytes)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%lld", bytes);
+	return som_sysfs_write(SWAP "reclaim", buf);
+}
+
+/*
+ * The administrator's reclaim pages out the coldest memory first: of a
+ * mapping whose first half two aging scans found idle and whose second
+ * half was used, reclaiming half pages out exactly the idle half; more
+ * than there is pages out everything, and everything reads back.
+ */
+TEST_F(swap, reclaim_pages_out_the_coldest_first)
+{
+	size_t len = 64 * MiB, half = len / 2;
+	long long before, in;
+	int i;
+	char *p;
+
+	p = som_map_shared(self->dev, len);
+	ASSERT_NE(MAP_FAILED, p);
+	som_fill(p, 0, len, 64, 10);
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, som_sysfs_write("aging/scan", "1"));
+		EXPECT_EQ(-1, som_check(p, half, len, 4096, 10));
+	}
+	before = swap_stat("reclaimed_bytes");
+	ASSERT_EQ(0, reclaim(half));
+	EXPECT_EQ((long long)half, swap_stat("reclaimed_bytes") - before);
+	EXPECT_EQ((long long)half, swap_stat("used_bytes"));
+	/* The used half is where it was; the idle half comes back. */
+	in = swap_stat("in_bytes");
+	EXPECT_EQ(-1, som_check(p, half, len, 64, 10));
+	EXPECT_EQ(in, swap_stat("in_bytes"));
+	EXPECT_EQ(-1, som_check(p, 0, half, 64, 10));
+	EXPECT_EQ(in + (long long)half, swap_stat("in_bytes"));
+	EXPECT_EQ(0, swap_stat("used_bytes"));
+
+	/* More than there is: everything, used or not. */
+	before = swap_stat("reclaimed_bytes");
+	ASSERT_EQ(0, reclaim(GiB));
+	EXPECT_EQ((long long)len, swap_stat("reclaimed_bytes") - before);
+	EXPECT_EQ(-1, som_check(p, 0, len, 64, 10));
+	EXPECT_EQ(0, swap_stat("used_bytes"));
+	EXPECT_EQ(-EINVAL, som_sysfs_write(SWAP "reclaim", "lots"));
 	ASSERT_EQ(0, munmap(p, len));
 }
 

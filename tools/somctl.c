@@ -89,6 +89,8 @@ static const struct command {
 	  "swap add PATH SIZE\n"
 	  "swap remove\n"
 	  "swap status [--json]" },
+	{ "reclaim", 0, 1, 1, reclaim_cmd,
+	  "reclaim BYTES" },
 };
 
 #define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))

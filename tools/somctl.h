@@ -94,6 +94,7 @@ void poison_cmd(const struct cmdline *cl);
 
 /* swap.c */
 void swap_cmd(const struct cmdline *cl);
+void reclaim_cmd(const struct cmdline *cl);
 
 /* cgroups.c */
 struct som_cgroup;

@@ -21,7 +21,7 @@
 
 static const char *const swap_counters[] = {
 	"size_bytes", "used_bytes", "out_bytes", "in_bytes",
-	"write_errors", "read_errors",
+	"write_errors", "read_errors", "reclaimed_bytes",
 };
 
 #define NR_SWAP_COUNTERS \
@@ -129,6 +129,30 @@ static void swap_status(const struct cmdline *cl)
 	printf("store:        %s\n", store[0] ? store : "(none)");
 	for (i = 0; i < NR_SWAP_COUNTERS; i++)
 		printf("%-13s %llu\n", swap_counters[i], v[i]);
+}
+
+/* somctl reclaim BYTES: page out the coldest som memory (swap/reclaim). */
+void reclaim_cmd(const struct cmdline *cl)
+{
+	unsigned long long bytes, before, done;
+	char buf[32], want[32];
+
+	if (som_parse_size(cl->args[0], &bytes))
+		usage_error("reclaim: '%s': expected a size, e.g. 4G",
+			    cl->args[0]);
+	need_sysfs();
+	before = read_u64(SWAP "reclaimed_bytes");
+	snprintf(buf, sizeof(buf), "%llu", bytes);
+	if (!write_str(SWAP "reclaim", buf))
+		die("reclaim: %s", errno == ENODEV ? "no swap store (somctl swap add)" :
+		    errno == ENOSPC ? "the swap store is full" :
+		    errno == EIO ? "a write to the swap store failed (dmesg | grep som)" :
+		    denied(errno) ? "permission denied (CAP_SYS_ADMIN is needed)" :
+		    strerror(errno));
+	done = read_u64(SWAP "reclaimed_bytes") - before;
+	gib_str(done, buf, sizeof(buf));
+	gib_str(bytes, want, sizeof(want));
+	printf("%s of %s paged out, the coldest first\n", buf, want);
 }
 
 void swap_cmd(const struct cmdline *cl)
