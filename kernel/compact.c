@@ -29,6 +29,7 @@
 
 #include "migrate.h"
 #include "region.h"
+#include "swap.h"
 #include "som.h"
 
 /* Blocks per second the background pass may move; 0: no background pass. */
@@ -104,9 +105,14 @@ static bool som_compact_candidate(struct som_mover *mv, pgoff_t first)
 	    !som_table_count(&region->table, first, last, SOM_TABLE_KIND_BLOCK) ||
 	    som_mover_gib_chunk(mv, first) != SOM_NO_BLOCK)
 		return false;
-	/* A GiB with a hole a memory error left gets no 1 GiB entry. */
+	/*
+	 * A GiB with a hole a memory error left gets no 1 GiB entry; one
+	 * with blocks paged out is not read back for one: its owner may
+	 * never touch them again.
+	 */
 	if (som_region_poisoned(region, first << SOM_PAGES_PER_BLOCK_SHIFT,
 				SOM_PAGES_PER_CHUNK) ||
+	    som_region_swapped(region, first, last) ||
 	    som_compact_mixed_tiers(region, first))
 		return false;
 	if (!mv->live || !region->nr_vmas)

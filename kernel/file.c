@@ -116,7 +116,7 @@ static long som_file_fallocate(struct file *file, int mode, loff_t offset,
 	size = i_size_read(inode);
 	if (punch) {
 		if (offset < size)
-			som_region_punch(region, offset, min(end, size));
+			err = som_region_punch(region, offset, min(end, size));
 		goto out_unlock;
 	}
 	if (!(mode & FALLOC_FL_KEEP_SIZE) && end > size) {

@@ -101,10 +101,10 @@ module_init(som_init);
 static void __exit som_exit(void)
 {
 	som_dev_unregister();
-	som_swap_exit();
 	som_poison_exit();
 	som_compact_exit();
 	som_sysfs_exit();
+	som_swap_exit();
 	som_age_exit();
 	som_charges_exit();
 	som_pool_destroy(&som_pool);

@@ -35,6 +35,8 @@
  * @noted:	the GiB whose entries mapped since the last scan were last
  *		counted as used (ULONG_MAX: none yet in this hold)
  * @bounce:	2 MiB for a block's data on its way out
+ * @owner:	only for the region's owner (SOM_IOC_PAGEOUT): checked at
+ *		each hold, since a som file gets its owner at its first mmap()
  */
 struct som_pageout_walk {
 	pgoff_t idx;
@@ -44,6 +46,7 @@ struct som_pageout_walk {
 	unsigned long done;
 	pgoff_t noted;
 	void *bounce;
+	bool owner;
 };
 
 /*
@@ -93,6 +96,13 @@ static int som_pageout_batch(struct som_region *region,
 	}
 	if (err)
 		return err == -EAGAIN || err == -ENOENT ? -EBUSY : err;
+	if (w->owner) {
+		err = som_region_may_modify(region);
+		if (err) {
+			som_mover_unlock(&mv);
+			return err;
+		}
+	}
 	w->noted = ULONG_MAX;
 	while (n < SOM_PAGEOUT_BATCH && w->left && looked++ < 4096) {
 		entry = som_table_next(&region->table, &w->idx, w->last);
@@ -157,7 +167,7 @@ static int som_pageout_region(struct som_region *region,
 long som_ioctl_pageout(struct som_region *region,
 		       struct som_pageout __user *uarg)
 {
-	struct som_pageout_walk w = { .left = ULONG_MAX };
+	struct som_pageout_walk w = { .left = ULONG_MAX, .owner = true };
 	struct som_pageout args;
 	bool unmovable;
 	int err;
@@ -170,15 +180,15 @@ long som_ioctl_pageout(struct som_region *region,
 		return -EINVAL;
 	if (!som_swap_ready())
 		return -ENODEV;
+	mutex_lock(&region->lock);
+	err = som_region_may_modify(region);
+	unmovable = region->claim.unmovable;
+	mutex_unlock(&region->lock);
+	if (err)
+		return err;
+	if (unmovable)
+		return -EBUSY;
 	if (args.length) {
-		mutex_lock(&region->lock);
-		err = som_region_may_modify(region);
-		unmovable = region->claim.unmovable;
-		mutex_unlock(&region->lock);
-		if (err)
-			return err;
-		if (unmovable)
-			return -EBUSY;
 		w.bounce = vmalloc(SOM_BLOCK_SIZE);
 		if (!w.bounce)
 			return -ENOMEM;

@@ -628,7 +628,8 @@ ALLOW_ERROR_INJECTION(som_region_fill, ERRNO);
  * Back the SOM_BLOCKS_PER_CHUNK indices from @first (1 GiB aligned) with
  * the blocks of one chunk, in order. Succeeds if they already are, or if
  * none holds a block yet and the pool has a whole free chunk. -EDQUOT if
- * the region's cgroup or user may not have the holes among them.
+ * the region's cgroup or user may not have the holes among them; -EBUSY
+ * if some are paged out (no compaction is wanted for it).
  */
 static int som_region_fill_chunk(struct som_region *region, pgoff_t first,
 				 unsigned long *base)
@@ -648,9 +649,12 @@ static int som_region_fill_chunk(struct som_region *region, pgoff_t first,
 		return -EFAULT;
 	if (som_table_count(table, first, last, SOM_TABLE_KIND_BLOCK))
 		return -ENOSPC;
-	/* Blocks paged out come back one by one (som_region_fill()). */
+	/*
+	 * Blocks paged out come back one by one (som_region_fill()), and
+	 * compaction leaves such a GiB alone: -EBUSY, not -ENOSPC.
+	 */
 	if (region->nr_swapped && som_region_swapped(region, first, last))
-		return -ENOSPC;
+		return -EBUSY;
 
 	if (som_table_hold(table, first, GFP_KERNEL_ACCOUNT))
 		return -ENOSPC;
@@ -757,7 +761,7 @@ int som_region_chunk(struct som_region *region, pgoff_t pgoff,
 	/* No chunk for this GiB: compaction may make one. */
 	if (err == -ENOSPC)
 		som_region_chunk_wanted();
-	return err == -EDQUOT ? -ENOSPC : err;
+	return err == -EDQUOT || err == -EBUSY ? -ENOSPC : err;
 }
 
 /**
@@ -876,6 +880,32 @@ static void som_region_zero(struct som_region *region, loff_t from, loff_t to)
 }
 
 /*
+ * Read back the indices paged out that [from, to) touches, so that
+ * som_region_zero() finds blocks to zero there: their data in the store
+ * would otherwise come back whole. Called before a change that zeroes
+ * part of a block, so that a read that fails changes nothing.
+ */
+static int som_region_swap_in_range(struct som_region *region, loff_t from,
+				    loff_t to)
+{
+	pgoff_t idx;
+	unsigned long bfn;
+	int err;
+
+	if (!region->nr_swapped || from >= to)
+		return 0;
+	for (idx = from >> SOM_BLOCK_SHIFT; idx <= (to - 1) >> SOM_BLOCK_SHIFT;
+	     idx++) {
+		if (!som_region_swapped(region, idx, idx))
+			continue;
+		err = som_region_fill(region, idx, &bfn);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/*
  * Zap every user mapping of [from, to) of a som file, page aligned. Only
  * the owner maps it; see som_file_lock() for why its mmap_lock is held
  * for write.
@@ -903,10 +933,14 @@ static void som_region_zap(struct som_region *region, loff_t from, loff_t to)
  * new end, releases the indices wholly past it and zeroes the rest of the
  * last block, so that growing again reads zeros there.
  *
+ * A block paged out that must be zeroed in part is read back first.
+ *
  * Context: Process context, may sleep. Caller holds the file's i_rwsem
  * and the region lock, and when shrinking a mapped file, the owner's
  * mmap_lock for write.
- * Return: 0, or -ENOMEM if the pool cannot reserve the memory.
+ * Return: 0, or -ENOMEM if the pool cannot reserve the memory; -EIO or
+ * -EINTR if a block to zero in part could not be read back (nothing
+ * changed).
  */
 int som_region_resize(struct som_region *region, loff_t size)
 {
@@ -916,6 +950,16 @@ int som_region_resize(struct som_region *region, loff_t size)
 	int err;
 
 	lockdep_assert_held(&region->lock);
+	if (size > old)
+		err = som_region_swap_in_range(region, old,
+					       min_t(loff_t, size,
+						     PAGE_ALIGN(old)));
+	else
+		err = som_region_swap_in_range(region, size,
+					       min_t(loff_t, old,
+						     (loff_t)new_nr << SOM_BLOCK_SHIFT));
+	if (err)
+		return err;
 	if (new_nr > old_nr) {
 		err = som_region_reserve(region, old_nr, new_nr - 1);
 		if (err)
@@ -968,11 +1012,13 @@ int som_region_allocate(struct som_region *region, loff_t from, loff_t to)
 	while (idx <= last) {
 		if (IS_ALIGNED(idx, SOM_BLOCKS_PER_CHUNK) &&
 		    last - idx >= SOM_BLOCKS_PER_CHUNK - 1) {
-			if (!som_region_fill_chunk(region, idx, &bfn)) {
+			err = som_region_fill_chunk(region, idx, &bfn);
+			if (!err) {
 				idx += SOM_BLOCKS_PER_CHUNK;
 				continue;
 			}
-			som_region_chunk_wanted();
+			if (err != -EBUSY)
+				som_region_chunk_wanted();
 		}
 		err = som_region_fill(region, idx, &bfn);
 		if (err)
@@ -994,25 +1040,40 @@ ALLOW_ERROR_INJECTION(som_region_allocate, ERRNO);
  *
  * The 2 MiB blocks wholly inside go back to the pool (their mappings are
  * zapped first, reservations are dropped too); the parts of blocks at
- * either end are zeroed in place. Either way the range reads as zeros.
+ * either end are zeroed in place, read back first if they were paged out.
+ * Either way the range reads as zeros.
  *
  * Context: Process context, may sleep. Caller holds the region lock and,
  * if the file is mapped, the owner's mmap_lock for write.
+ * Return: 0; -EIO, -EINTR or -ENOMEM if a block at either end could not
+ * be read back (nothing changed).
  */
-void som_region_punch(struct som_region *region, loff_t from, loff_t to)
+int som_region_punch(struct som_region *region, loff_t from, loff_t to)
 {
 	pgoff_t first = som_size_indices(from), end = to >> SOM_BLOCK_SHIFT;
+	int err;
 
 	lockdep_assert_held(&region->lock);
 	if (first >= end) {
-		som_region_zero(region, from, to);
-		return;
+		err = som_region_swap_in_range(region, from, to);
+		if (!err)
+			som_region_zero(region, from, to);
+		return err;
 	}
+	err = som_region_swap_in_range(region, from,
+				       (loff_t)first << SOM_BLOCK_SHIFT);
+	if (!err)
+		err = som_region_swap_in_range(region,
+					       (loff_t)end << SOM_BLOCK_SHIFT,
+					       to);
+	if (err)
+		return err;
 	som_region_zero(region, from, (loff_t)first << SOM_BLOCK_SHIFT);
 	som_region_zap(region, (loff_t)first << SOM_BLOCK_SHIFT,
 		       (loff_t)end << SOM_BLOCK_SHIFT);
 	som_region_release(region, first, end - 1);
 	som_region_zero(region, (loff_t)end << SOM_BLOCK_SHIFT, to);
+	return 0;
 }
 
 /**

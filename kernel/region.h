@@ -159,7 +159,7 @@ int som_region_node(struct som_region *region, pgoff_t pgoff,
 int som_region_may_modify(struct som_region *region);
 int som_region_resize(struct som_region *region, loff_t size);
 int som_region_allocate(struct som_region *region, loff_t from, loff_t to);
-void som_region_punch(struct som_region *region, loff_t from, loff_t to);
+int som_region_punch(struct som_region *region, loff_t from, loff_t to);
 
 /* Holes left by memory errors (region_poison.c) */
 void som_region_poison_page(struct som_region *region, pgoff_t pgoff);

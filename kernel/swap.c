@@ -8,33 +8,32 @@
  * it, so the store cannot go while any region still needs it:
  * SOM_IOC_SWAP_REMOVE reads every slot back first.
  *
- * som memory has no struct page, and I/O goes through the store's page
- * cache, copying from and to kernel addresses: buffered I/O needs no
- * page of the caller's, and direct I/O, which would, is refused at add
- * time. Each slot's page cache is written back and dropped once a write
- * or a read is done, so that what paging out frees is not held again as
- * page cache. Writes run in a worker: a regular file's write checks the
- * writer's RLIMIT_FSIZE, which is the administrator's business, not that
- * of the owner whose memory is paged out.
+ * som opens the store anew for itself, with the flags its I/O needs
+ * (swap_io.c: buffered, random access), so that nothing the caller does
+ * with its own descriptor afterwards (fcntl() setting O_APPEND or
+ * O_DIRECT) changes where or how som's data goes; a block device it
+ * opens exclusively, so that nothing mounts it, swaps to it or opens it
+ * exclusively meanwhile.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/atomic.h>
 #include <linux/bitmap.h>
+#include <linux/blkdev.h>
 #include <linux/capability.h>
-#include <linux/completion.h>
 #include <linux/delay.h>
 #include <linux/error-injection.h>
 #include <linux/falloc.h>
 #include <linux/file.h>
 #include <linux/fs.h>
+#include <linux/magic.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
 #include <linux/pagemap.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
-#include <linux/workqueue.h>
+#include <linux/vmalloc.h>
 #include <uapi/linux/som.h>
 
 #include "migrate.h"
@@ -46,18 +45,20 @@
 
 /**
  * struct som_swap_store - the store in place
- * @file:	the file or block device, referenced
+ * @file:	som's own open file of it
  * @nr_slots:	2 MiB slots in it
  * @nr_used:	slots that hold a block's data
+ * @hint:	where to look for a free slot first
  * @used:	which slots do
  * @going:	SOM_IOC_SWAP_REMOVE is reading it back: no new slots
  *
- * @nr_used, @used and @going are protected by som_swap_lock.
+ * @nr_used, @hint, @used and @going are protected by som_swap_lock.
  */
 struct som_swap_store {
 	struct file *file;
 	unsigned long nr_slots;
 	unsigned long nr_used;
+	unsigned long hint;
 	unsigned long *used;
 	bool going;
 };
@@ -87,8 +88,6 @@ static struct som_swap_stats {
 	atomic_long_t read_errors;
 	atomic_long_t reclaimed_bytes;
 } som_swap_stats;
-
-static struct workqueue_struct *som_swap_wq;
 
 /**
  * som_swap_ready() - is there a store that takes new blocks?
@@ -121,10 +120,13 @@ long som_swap_get_slot(void)
 	s = som_swap_store;
 	if (s && !s->going) {
 		ret = -ENOSPC;
-		slot = find_first_zero_bit(s->used, s->nr_slots);
+		slot = find_next_zero_bit(s->used, s->nr_slots, s->hint);
+		if (slot >= s->nr_slots)
+			slot = find_first_zero_bit(s->used, s->nr_slots);
 		if (slot < s->nr_slots) {
 			__set_bit(slot, s->used);
 			s->nr_used++;
+			s->hint = slot + 1;
 			ret = slot;
 		}
 	}
@@ -151,79 +153,25 @@ void som_swap_put_slot(unsigned long slot)
 	spin_unlock(&som_swap_lock);
 }
 
-/* Write back and drop the store's page cache of one slot. */
-static int som_swap_drop_cache(struct som_swap_store *s, loff_t pos)
-{
-	struct address_space *mapping = s->file->f_mapping;
-	int err;
-
-	err = filemap_write_and_wait_range(mapping, pos,
-					   pos + SOM_BLOCK_SIZE - 1);
-	invalidate_mapping_pages(mapping, pos >> PAGE_SHIFT,
-				 (pos + SOM_BLOCK_SIZE - 1) >> PAGE_SHIFT);
-	return err;
-}
-
-/**
- * struct som_swap_write_work - one slot's write, done by the worker
- * @work:	on som_swap_wq
- * @store:	the store
- * @data:	2 MiB to write
- * @pos:	where
- * @err:	out: 0 or the error
- * @done:	completed when it is written back
- */
-struct som_swap_write_work {
-	struct work_struct work;
-	struct som_swap_store *store;
-	const void *data;
-	loff_t pos;
-	int err;
-	struct completion done;
-};
-
-static void som_swap_write_fn(struct work_struct *work)
-{
-	struct som_swap_write_work *w =
-		container_of(work, struct som_swap_write_work, work);
-	loff_t pos = w->pos;
-	ssize_t n;
-	int err;
-
-	n = kernel_write(w->store->file, w->data, SOM_BLOCK_SIZE, &pos);
-	err = som_swap_drop_cache(w->store, w->pos);
-	if (n != SOM_BLOCK_SIZE)
-		err = n < 0 ? n : -EIO;
-	w->err = err;
-	complete(&w->done);
-}
-
 /**
  * som_swap_write() - write a block's data to a slot
  * @slot: a slot of som_swap_get_slot()
  * @data: 2 MiB of kernel memory
  *
  * Context: Process context, may sleep until the data is on the store.
- * Return: 0 or -EIO (or another error of the file's write).
+ * Return: 0, -ENOMEM, or -EIO (or another error of the file's write).
  */
 int som_swap_write(unsigned long slot, const void *data)
 {
-	struct som_swap_write_work w = {
-		.store = READ_ONCE(som_swap_store),
-		.data = data,
-		.pos = (loff_t)slot << SOM_BLOCK_SHIFT,
-	};
+	struct som_swap_store *s = READ_ONCE(som_swap_store);
+	int err;
 
-	INIT_WORK_ONSTACK(&w.work, som_swap_write_fn);
-	init_completion(&w.done);
-	queue_work(som_swap_wq, &w.work);
-	wait_for_completion(&w.done);
-	destroy_work_on_stack(&w.work);
-	if (w.err) {
+	err = som_swap_io_write(s->file, (loff_t)slot << SOM_BLOCK_SHIFT, data);
+	if (err) {
 		atomic_long_inc(&som_swap_stats.write_errors);
 		pr_warn_ratelimited("writing slot %lu of the swap store failed: %d\n",
-				    slot, w.err);
-		return w.err;
+				    slot, err);
+		return err;
 	}
 	atomic_long_add(SOM_BLOCK_SIZE, &som_swap_stats.out_bytes);
 	return 0;
@@ -236,26 +184,24 @@ ALLOW_ERROR_INJECTION(som_swap_write, ERRNO);
  * @data: 2 MiB of kernel memory
  *
  * Context: Process context, may sleep; a fatal signal stops it.
- * Return: 0, -EINTR, or -EIO if the store could not give the data back
- * (an I/O error, or a store cut short).
+ * Return: 0, -EINTR, -ENOMEM, or -EIO if the store could not give the
+ * data back (an I/O error, or a store cut short).
  */
 int som_swap_read(unsigned long slot, void *data)
 {
 	struct som_swap_store *s = READ_ONCE(som_swap_store);
-	loff_t pos = (loff_t)slot << SOM_BLOCK_SHIFT, p = pos;
-	ssize_t n;
+	int err;
 
-	n = kernel_read(s->file, data, SOM_BLOCK_SIZE, &p);
-	som_swap_drop_cache(s, pos);
-	if (n == SOM_BLOCK_SIZE) {
+	err = som_swap_io_read(s->file, (loff_t)slot << SOM_BLOCK_SHIFT, data);
+	if (!err) {
 		atomic_long_add(SOM_BLOCK_SIZE, &som_swap_stats.in_bytes);
 		return 0;
 	}
-	if (fatal_signal_pending(current))
-		return -EINTR;
+	if (err == -EINTR || err == -ENOMEM)
+		return err;
 	atomic_long_inc(&som_swap_stats.read_errors);
-	pr_warn_ratelimited("reading slot %lu of the swap store failed: %zd\n",
-			    slot, n);
+	pr_warn_ratelimited("reading slot %lu of the swap store failed: %d\n",
+			    slot, err);
 	return -EIO;
 }
 ALLOW_ERROR_INJECTION(som_swap_read, ERRNO);
@@ -278,31 +224,63 @@ u64 som_swap_metadata_bytes(void)
 	return bytes;
 }
 
-/* Is @file one som.ko made (a som file), whose memory cannot hold som's? */
-static bool som_swap_file_is_som(struct file *file)
+/*
+ * Can @file hold the store? Not a som file, whose memory is som's own;
+ * not a file of FUSE, whose server may be a process whose som memory a
+ * page-out holds locked while it waits for the write.
+ */
+static int som_swap_check(struct file *file)
 {
-	return file->f_op->owner == THIS_MODULE;
-}
-
-static int som_swap_check(struct file *file, u64 size)
-{
-	struct inode *host = file->f_mapping->host;
 	umode_t mode = file_inode(file)->i_mode;
 
 	if (!S_ISREG(mode) && !S_ISBLK(mode))
 		return -EINVAL;
-	if (som_swap_file_is_som(file))
+	if (file->f_op->owner == THIS_MODULE ||
+	    file_inode(file)->i_sb->s_magic == FUSE_SUPER_MAGIC)
 		return -EINVAL;
 	if ((file->f_mode & (FMODE_READ | FMODE_WRITE)) !=
 	    (FMODE_READ | FMODE_WRITE))
 		return -EINVAL;
-	if (file->f_flags & (O_DIRECT | O_APPEND))
-		return -EINVAL;
-	if (IS_SWAPFILE(host))
+	if (IS_SWAPFILE(file->f_mapping->host))
 		return -EBUSY;
-	if (S_ISBLK(mode) && i_size_read(host) < size)
-		return -EINVAL;
 	return 0;
+}
+
+/*
+ * som's own open file of the store @file names, for @size bytes: a block
+ * device exclusively (held by @holder), a regular file allocated to
+ * @size where its file system can (fallocate()), so that a full disk
+ * shows now rather than when a block is paged out. Both without
+ * readahead: slots are read one at a time, in no order.
+ */
+static struct file *som_swap_open(struct file *file, u64 size, void *holder)
+{
+	struct file *f;
+	int err;
+
+	if (S_ISBLK(file_inode(file)->i_mode)) {
+		f = bdev_file_open_by_dev(file_bdev(file)->bd_dev,
+					  BLK_OPEN_READ | BLK_OPEN_WRITE |
+					  BLK_OPEN_EXCL, holder, NULL);
+		if (IS_ERR(f))
+			return f;
+		if (bdev_nr_bytes(file_bdev(f)) < size) {
+			fput(f);
+			return ERR_PTR(-EINVAL);
+		}
+	} else {
+		f = dentry_open(&file->f_path, O_RDWR | O_LARGEFILE,
+				current_cred());
+		if (IS_ERR(f))
+			return f;
+		err = vfs_fallocate(f, 0, 0, size);
+		if (err && err != -EOPNOTSUPP) {
+			fput(f);
+			return ERR_PTR(err);
+		}
+	}
+	f->f_mode |= FMODE_RANDOM;
+	return f;
 }
 
 /**
@@ -334,16 +312,16 @@ long som_ioctl_swap_add(struct som_swap_args __user *uarg)
 	file = fget(args.fd);
 	if (!file)
 		return -EBADF;
-	err = som_swap_check(file, args.size);
+	err = som_swap_check(file);
 	if (err)
 		goto err_fput;
 	s = kzalloc(sizeof(*s), GFP_KERNEL_ACCOUNT);
 	err = -ENOMEM;
 	if (!s)
 		goto err_fput;
-	s->file = file;
 	s->nr_slots = args.size >> SOM_BLOCK_SHIFT;
-	s->used = bitmap_zalloc(s->nr_slots, GFP_KERNEL_ACCOUNT);
+	s->used = kvcalloc(BITS_TO_LONGS(s->nr_slots), sizeof(unsigned long),
+			   GFP_KERNEL_ACCOUNT);
 	if (!s->used)
 		goto err_free;
 
@@ -351,20 +329,21 @@ long som_ioctl_swap_add(struct som_swap_args __user *uarg)
 	err = -EBUSY;
 	if (som_swap_store)
 		goto err_unlock;
-	if (S_ISREG(file_inode(file)->i_mode)) {
-		err = vfs_fallocate(file, 0, 0, args.size);
-		if (err && err != -EOPNOTSUPP)
-			goto err_unlock;
+	s->file = som_swap_open(file, args.size, s);
+	if (IS_ERR(s->file)) {
+		err = PTR_ERR(s->file);
+		goto err_unlock;
 	}
 	spin_lock(&som_swap_lock);
 	som_swap_store = s;
 	spin_unlock(&som_swap_lock);
 	mutex_unlock(&som_swap_mutex);
+	fput(file);
 	return 0;
 
 err_unlock:
 	mutex_unlock(&som_swap_mutex);
-	bitmap_free(s->used);
+	kvfree(s->used);
 err_free:
 	kfree(s);
 err_fput:
@@ -375,7 +354,7 @@ err_fput:
 static void som_swap_free(struct som_swap_store *s)
 {
 	fput(s->file);
-	bitmap_free(s->used);
+	kvfree(s->used);
 	kfree(s);
 }
 
@@ -454,32 +433,34 @@ long som_ioctl_swap_remove(void)
 }
 
 /**
- * som_swap_init() - start the worker that writes to the store
+ * som_swap_init() - start the worker that does the store's I/O
  *
  * Return: 0 or -ENOMEM.
  */
 int som_swap_init(void)
 {
-	som_swap_wq = alloc_workqueue("som_swap", WQ_UNBOUND | WQ_MEM_RECLAIM,
-				      0);
-	return som_swap_wq ? 0 : -ENOMEM;
+	return som_swap_io_init();
 }
 
 /**
  * som_swap_exit() - let the store go at module exit
  *
- * Context: No region is left, so no slot is used.
+ * Context: No region is left, so no slot is used; the sysfs files are
+ * gone.
  */
 void som_swap_exit(void)
 {
-	struct som_swap_store *s = som_swap_store;
+	struct som_swap_store *s;
 
+	spin_lock(&som_swap_lock);
+	s = som_swap_store;
 	som_swap_store = NULL;
+	spin_unlock(&som_swap_lock);
 	if (s) {
 		WARN_ON_ONCE(s->nr_used);
 		som_swap_free(s);
 	}
-	destroy_workqueue(som_swap_wq);
+	som_swap_io_exit();
 }
 
 static ssize_t som_swap_show_u64(char *buf, bool used)

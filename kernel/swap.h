@@ -10,6 +10,7 @@
 #include <linux/sysfs.h>
 #include <linux/types.h>
 
+struct file;
 struct som_region;
 struct som_swap_args;
 struct som_pageout;
@@ -26,6 +27,12 @@ long som_ioctl_swap_remove(void);
 int som_swap_init(void);
 void som_swap_exit(void);
 extern const struct attribute_group som_swap_group;
+
+/* swap_io.c: the store's I/O */
+int som_swap_io_write(struct file *file, loff_t pos, const void *data);
+int som_swap_io_read(struct file *file, loff_t pos, void *data);
+int som_swap_io_init(void);
+void som_swap_io_exit(void);
 
 /* region_swap.c: a region's blocks in the store */
 int som_region_page_out(struct som_region *region, pgoff_t idx,

@@ -99,11 +99,13 @@ static void som_fault_trace(struct vm_fault *vmf, unsigned int order,
 /*
  * -ENOSPC: the entry does not fit, try a smaller one. -EHWPOISON: a page
  * a memory error took (region_poison.c); the core sends SIGBUS with
- * BUS_MCEERR_AR. -EINTR: a fatal signal stopped the read of a block paged
- * out; the task dies on its way back to user space. Anything else is
- * SIGBUS: past the end of a som file, a punched hole of a som file that
- * the empty pool cannot fill again (as on a full tmpfs), or a block the
- * swap store could not give back.
+ * BUS_MCEERR_AR. Anything else is SIGBUS: past the end of a som file, a
+ * punched hole of a som file that the empty pool cannot fill again (as on
+ * a full tmpfs), or a block the swap store could not give back. -EINTR,
+ * a fatal signal that stopped the read of a block paged out, is SIGBUS
+ * too: the task dies of its fatal signal anyway, and a kernel copy from
+ * the address (a write() from som memory) stops with -EFAULT rather than
+ * faulting again and again, as it would if the fault just returned.
  */
 static vm_fault_t som_fault_error(int err)
 {
@@ -112,9 +114,6 @@ static vm_fault_t som_fault_error(int err)
 		return VM_FAULT_FALLBACK;
 	case -EHWPOISON:
 		return VM_FAULT_HWPOISON;
-	case -EINTR:
-		/* A fatal signal stopped a read from the swap store. */
-		return VM_FAULT_NOPAGE;
 	default:
 		return VM_FAULT_SIGBUS;
 	}

@@ -524,8 +524,10 @@ TEST_F(load, vfio_type1_and_som_exclude_each_other)
 
 	if (!order)
 		SKIP(return, "no VFIO modules for this kernel in " TEST_MODULES);
+	/* VFIO's modules, up to vfio_iommu_type1.ko; others may follow. */
 	while (nr < 4 && fscanf(order, "%63s", names[nr]) == 1)
-		nr++;
+		if (!strcmp(names[nr++], "vfio_iommu_type1.ko"))
+			break;
 	fclose(order);
 	ASSERT_LE(1, nr);
 	ASSERT_EQ(0, strcmp(names[nr - 1], "vfio_iommu_type1.ko"));

@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 
 #include "kselftest_harness.h"
 #include "som_util.h"
@@ -128,7 +129,6 @@ TEST(add_and_remove_refuse_what_they_must)
 	EXPECT_EQ(-EINVAL, swap_add(dev, fd, 3 * MiB));
 	EXPECT_EQ(-EINVAL, swap_add(dev, fd, 1ULL << 62));
 	EXPECT_EQ(-EINVAL, swap_add(dev, ro, 4 * MiB));
-	EXPECT_EQ(-EINVAL, swap_add(dev, ap, 4 * MiB));
 	EXPECT_EQ(-EINVAL, swap_add(dev, sf, 4 * MiB));
 	EXPECT_EQ(-EINVAL, swap_add(dev, dev, 4 * MiB));
 	EXPECT_EQ(-EBADF, swap_add(dev, 1000, 4 * MiB));
@@ -291,6 +291,235 @@ TEST_F(swap, a_som_file_pages_out_and_punch_and_truncate_free_slots)
 	EXPECT_EQ(16 * (long long)MiB, swap_stat("used_bytes"));
 	close(fd);
 	EXPECT_EQ(0, swap_stat("used_bytes"));
+}
+
+/*
+ * som writes through a file of its own: the descriptor the store was
+ * added with, set to O_APPEND afterwards, changes nothing (before, the
+ * writes went to the end of the file and the blocks read back as zeros).
+ */
+TEST_F(swap, the_adders_descriptor_does_not_steer_the_writes)
+{
+	size_t len = 8 * MiB;
+	struct stat st;
+	char *p;
+
+	ASSERT_EQ(0, fcntl(self->store, F_SETFL, O_APPEND));
+	p = som_map_shared(self->dev, len);
+	ASSERT_NE(MAP_FAILED, p);
+	som_fill(p, 0, len, 64, 12);
+	ASSERT_EQ((long long)len, pageout(self->dev, 0, len));
+	ASSERT_EQ(0, fstat(self->store, &st));
+	EXPECT_EQ(STORE_SIZE, st.st_size);
+	EXPECT_EQ(-1, som_check(p, 0, len, 64, 12));
+	ASSERT_EQ(0, munmap(p, len));
+}
+
+/*
+ * Zeroing part of a block paged out (a punch inside it, a truncation
+ * into it and growing back) reads it back first: the store's copy would
+ * bring the old data back (before, it did).
+ */
+TEST_F(swap, a_partial_punch_or_truncate_of_a_block_paged_out_zeroes_it)
+{
+	size_t len = 4 * MiB;
+	int fd;
+	char *p;
+
+	fd = som_file(self->dev, len, 0);
+	ASSERT_LE(0, fd);
+	p = som_map_shared(fd, len);
+	ASSERT_NE(MAP_FAILED, p);
+	memset(p, 0xaa, len);
+	ASSERT_EQ((long long)len, pageout(fd, 0, len));
+	ASSERT_EQ(0, fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			       4096, 8192));
+	/* The punched block was read back to be zeroed; the other was not. */
+	EXPECT_EQ(2 * (long long)MiB, swap_stat("used_bytes"));
+	EXPECT_EQ(-1, som_check_zero(p + 4096, 8192, 8));
+	EXPECT_EQ((char)0xaa, p[4095]);
+	EXPECT_EQ((char)0xaa, p[12288]);
+	ASSERT_EQ(2 * (long long)MiB, pageout(fd, 0, len));
+	ASSERT_EQ(0, munmap(p, len));
+	ASSERT_EQ(0, ftruncate(fd, MiB));
+	EXPECT_EQ(0, swap_stat("used_bytes"));
+	ASSERT_EQ(0, ftruncate(fd, len));
+	p = som_map_shared(fd, len);
+	ASSERT_NE(MAP_FAILED, p);
+	EXPECT_EQ(-1, som_check_zero(p + MiB, len - MiB, 8));
+	EXPECT_EQ((char)0xaa, p[MiB - 1]);
+	EXPECT_EQ(-1, som_check_zero(p + 4096, 8192, 8));
+	ASSERT_EQ(0, munmap(p, len));
+	close(fd);
+}
+
+/*
+ * Compaction leaves a GiB with blocks paged out alone: reading them back
+ * to assemble the GiB would undo the page-out (before, it did).
+ */
+TEST_F(swap, compaction_does_not_read_paged_out_blocks_back)
+{
+	long long in;
+	int fd;
+	char *p;
+
+	fd = som_file(self->dev, GiB, 0);
+	ASSERT_LE(0, fd);
+	p = som_map_shared(fd, 4 * MiB);
+	ASSERT_NE(MAP_FAILED, p);
+	som_fill(p, 0, 4 * MiB, 4096, 13);
+	ASSERT_EQ(0, munmap(p, 4 * MiB));
+	ASSERT_EQ(2 * (long long)MiB, pageout(fd, 0, 2 * MiB));
+	in = swap_stat("in_bytes");
+	ASSERT_EQ(0, som_sysfs_write("migration/compact", "1"));
+	EXPECT_EQ(2 * (long long)MiB, swap_stat("used_bytes"));
+	EXPECT_EQ(in, swap_stat("in_bytes"));
+	p = som_map_shared(fd, 4 * MiB);
+	ASSERT_NE(MAP_FAILED, p);
+	EXPECT_EQ(-1, som_check(p, 0, 4 * MiB, 4096, 13));
+	ASSERT_EQ(0, munmap(p, 4 * MiB));
+	close(fd);
+}
+
+#define FEI	"/sys/kernel/debug/fail_function/"
+
+/*
+ * A child that maps 32 MiB of /dev/som, fills and pages it out, says so
+ * on @ready, then copies it into a memfd with write() for ever, paging
+ * it out again after each copy.
+ */
+static void killed_child(int ready, int seed)
+{
+	size_t len = 32 * MiB;
+	int fd = open(SOM_DEV, O_RDWR), out = memfd_create("sink", 0);
+	char *q = fd < 0 ? MAP_FAILED : som_map_shared(fd, len);
+
+	if (q == MAP_FAILED || out < 0)
+		_exit(2);
+	som_fill(q, 0, len, 4096, seed);
+	if (pageout(fd, 0, len) != (long long)len)
+		_exit(3);
+	if (write(ready, "r", 1) != 1)
+		_exit(4);
+	for (;;) {
+		if (write(out, q, len) < 0 && errno != EFAULT)
+			_exit(5);
+		pageout(fd, 0, len);
+		lseek(out, 0, SEEK_SET);
+	}
+}
+
+/* Start killed_child(), SIGKILL it @us after it is ready: reaped in 10 s? */
+static int kill_reaps(int seed, int us)
+{
+	int ready[2], i;
+	pid_t pid;
+	char c;
+
+	if (pipe(ready))
+		return 0;
+	pid = fork();
+	if (pid < 0)
+		return 0;
+	if (!pid)
+		killed_child(ready[1], seed);
+	close(ready[1]);
+	if (read(ready[0], &c, 1) != 1)
+		c = 0;
+	close(ready[0]);
+	usleep(us);
+	kill(pid, SIGKILL);
+	for (i = 0; i < 1000; i++) {
+		if (waitpid(pid, NULL, WNOHANG) == pid)
+			return c == 'r';
+		usleep(10 * 1000);
+	}
+	return 0;
+}
+
+/*
+ * SIGKILL while a write() copies from memory paged out: the copy's fault
+ * is stopped, and the task dies. Before the fix the fault returned
+ * without an entry on -EINTR, the copy faulted again, and each new read
+ * was refused at once for the pending signal: the task looped in the
+ * kernel for ever. A store on tmpfs finishes its reads whatever the
+ * signals, so on the debug tier fail_function makes every read of the
+ * store return -EINTR, as a file system's read does with a fatal signal
+ * pending, for a last child.
+ */
+TEST_F_TIMEOUT(swap, a_task_killed_while_reading_back_dies, 600)
+{
+	char val[32];
+	int round;
+
+	for (round = 0; round < 30; round++)
+		ASSERT_TRUE(kill_reaps(round, round * 100))
+			TH_LOG("round %d: the killed child is still there after 10 s",
+			       round);
+	EXPECT_EQ(0, swap_stat("used_bytes"));
+	if (access(FEI "inject", W_OK))
+		return;
+	ASSERT_EQ(0, som_write_file(FEI "inject", "som_swap_read"));
+	snprintf(val, sizeof(val), "%#lx", (unsigned long)-EINTR);
+	ASSERT_EQ(0, som_write_file(FEI "som_swap_read/retval", val));
+	ASSERT_EQ(0, som_write_file(FEI "probability", "100"));
+	ASSERT_EQ(0, som_write_file(FEI "interval", "1"));
+	ASSERT_EQ(0, som_write_file(FEI "times", "-1"));
+	EXPECT_TRUE(kill_reaps(99, 200 * 1000))
+		TH_LOG("with every read -EINTR, the killed child is still there after 10 s");
+	som_write_file(FEI "inject", "\n");
+	EXPECT_EQ(0, swap_stat("used_bytes"));
+}
+
+#define BRD	"/som/test-modules/brd.ko"
+
+/*
+ * A block device as the store: a RAM disk (Debian's brd.ko, staged for
+ * the stock kernel). som holds it exclusively while it is the store; the
+ * data goes there and comes back.
+ */
+TEST_F(swap, a_block_device_holds_the_store_exclusively)
+{
+	size_t len = 16 * MiB;
+	int mod, bd, busy;
+	char *p;
+
+	mod = open(BRD, O_RDONLY | O_CLOEXEC);
+	if (mod < 0)
+		SKIP(return, "no RAM disk module for this kernel (" BRD ")");
+	ASSERT_EQ(0, syscall(SYS_finit_module, mod, "rd_nr=1 rd_size=65536", 0))
+		TH_LOG("brd: %s", strerror(errno));
+	close(mod);
+	ASSERT_EQ(0, swap_remove(self->dev));
+	/* devtmpfs makes the node from a thread of its own. */
+	for (busy = 0; busy < 200 && access("/dev/ram0", F_OK); busy++)
+		usleep(10 * 1000);
+	bd = open("/dev/ram0", O_RDWR);
+	ASSERT_LE(0, bd);
+	EXPECT_EQ(-EINVAL, swap_add(self->dev, bd, 128 * MiB));
+	ASSERT_EQ(0, swap_add(self->dev, bd, 64 * MiB));
+	busy = open("/dev/ram0", O_RDWR | O_EXCL);
+	EXPECT_GT(0, busy);
+	EXPECT_EQ(EBUSY, errno);
+
+	p = som_map_shared(self->dev, len);
+	ASSERT_NE(MAP_FAILED, p);
+	som_fill(p, 0, len, 8, 14);
+	ASSERT_EQ((long long)len, pageout(self->dev, 0, len));
+	EXPECT_EQ((long long)len, swap_stat("used_bytes"));
+	EXPECT_EQ(-1, som_check(p, 0, len, 8, 14));
+	ASSERT_EQ((long long)len, pageout(self->dev, 0, len));
+	ASSERT_EQ(0, swap_remove(self->dev));
+	EXPECT_EQ(-1, som_check(p, 0, len, 8, 14));
+	ASSERT_EQ(0, munmap(p, len));
+
+	busy = open("/dev/ram0", O_RDWR | O_EXCL);
+	EXPECT_LE(0, busy);
+	close(busy);
+	close(bd);
+	EXPECT_EQ(0, syscall(SYS_delete_module, "brd", O_NONBLOCK));
+	/* The teardown removes a store: put the file back. */
+	ASSERT_EQ(0, swap_add(self->dev, self->store, STORE_SIZE));
 }
 
 /* Only the owner pages out; bad ranges and flags are refused. */

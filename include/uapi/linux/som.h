@@ -448,7 +448,8 @@ struct som_user {
 /**
  * struct som_swap_args - a backing store for som memory paged out
  * @fd:		a regular file or a block device, open for reading and
- *		writing, without O_DIRECT or O_APPEND
+ *		writing (som opens it again for itself: what is done with
+ *		@fd afterwards changes nothing)
  * @flags:	must be 0
  * @size:	bytes of it to use, from offset 0: a multiple of 2 MiB, at
  *		least 2 MiB and at most 64 TiB (a block device must hold it;
@@ -466,13 +467,14 @@ struct som_swap_args {
  * SOM_IOC_SWAP_ADD, on /dev/som, CAP_SYS_ADMIN: make @fd the store that
  * som memory is paged out to, 2 MiB at a time. The store holds the data
  * of every owner that pages out: give it to root alone (mode 0600 on a
- * file system only root can write, or a block device). Errors: EPERM,
- * EFAULT, EINVAL (flags, reserved fields, @size; a file that is not a
- * regular file or block device, is a som file, or was opened without
- * read and write access, with O_DIRECT or O_APPEND; a block device
- * smaller than @size), EBADF (@fd), EBUSY (a store is in place already,
- * or the file is a kernel swap file), ENOSPC (the file system cannot
- * allocate @size), ENOMEM.
+ * file system only root can write, or a block device). A block device is
+ * held exclusively while it is the store. Errors: EPERM, EFAULT, EINVAL
+ * (flags, reserved fields, @size; a file that is not a regular file or
+ * block device, is a som file or on FUSE, or was opened without read and
+ * write access; a block device smaller than @size), EBADF (@fd), EBUSY
+ * (a store is in place already; the file is a kernel swap file; the
+ * block device is mounted or held exclusively), ENOSPC (the file system
+ * cannot allocate @size), ENOMEM.
  */
 #define SOM_IOC_SWAP_ADD	_IOW(SOM_IOCTL_BASE, 0x0a, struct som_swap_args)
 
