@@ -31,9 +31,14 @@
 #   SOM_BENCH_TIER       what moves between tiers ("2m 1g kernel-thp":
 #                        som's demotion and promotion, bench/tiering.c,
 #                        then the kernel's move_pages() of THP)
+#   SOM_BENCH_SWAP       what pages out and back ("som kernel": som's
+#                        SOM_IOC_PAGEOUT to a store on a RAM disk, then
+#                        the kernel's MADV_PAGEOUT to a swap area on one,
+#                        bench/swapping.c); "none" skips it
 #   SOM_BENCH_PART       "metadata": only that, in a boot of its own with
 #                        8 GiB reserved (vm/lib/bench.sh sets it);
-#                        "programs": only the programs; "tiers": only
+#                        "programs": only the programs; "swap": only
+#                        the swap measurements; "tiers": only
 #                        the tiers, in a boot of two nodes with a spare
 #                        range on node 1
 
@@ -49,6 +54,8 @@ churn=$(words "${SOM_BENCH_CHURN:-som-2m:256 som-2m:16384 som-1g:4 som-1g:32 thp
 mc=$(words "${SOM_BENCH_MEMCACHED:-1024 4 8192 4096 16384 90}")
 ages=$(words "${SOM_BENCH_AGE:-1g 2m 4k mglru-thp mglru-4k}")
 [ "$ages" != none ] || ages=
+swaps=$(words "${SOM_BENCH_SWAP:-som kernel}")
+[ "$swaps" != none ] || swaps=
 sysfs=/sys/kernel/mm/som
 status=0
 
@@ -139,6 +146,15 @@ if [ "${SOM_BENCH_PART:-}" = tiers ]; then
 	rmmod som || status=1
 	exit "$status"
 fi
+if [ "${SOM_BENCH_PART:-}" = swap ]; then
+	for run in $(seq "$runs"); do
+		for s in $swaps; do
+			bench swap "$s" "$run"
+		done
+	done
+	rmmod som || status=1
+	exit "$status"
+fi
 if [ "${SOM_BENCH_PART:-}" = programs ]; then
 	# shellcheck source=vm/guest/bench_programs.sh
 	. /som/guest/bench_programs.sh
@@ -166,6 +182,9 @@ for run in $(seq "$runs"); do
 	done
 	for e in $ages; do
 		bench age "$e" "$run"
+	done
+	for s in $swaps; do
+		bench swap "$s" "$run"
 	done
 	echo "# bench: run $run done after $(($(date +%s) - start)) s"
 done

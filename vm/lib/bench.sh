@@ -22,7 +22,9 @@
 # page and one HugeTLB 1 GiB page with HVO are measured in it too, for
 # the comparison). SOM_BENCH_ONLY=metadata makes that boot the whole run
 # (a few minutes); SOM_BENCH_ONLY=programs runs only the programs under
-# real allocators (vm/guest/bench_programs.sh), in the 4 GiB boot.
+# real allocators (vm/guest/bench_programs.sh), in the 4 GiB boot;
+# SOM_BENCH_ONLY=swap only som's page-out and read-back next to the
+# kernel's swap (bench/swapping.c), in the 4 GiB boot.
 #
 # After the main boot, a short one of two NUMA nodes measures tiering
 # (som_bench tier): the 4 GiB pool on node 0 is the fast tier and a
@@ -43,7 +45,7 @@ SOM_BENCH_PYTHON=${SOM_BENCH_PYTHON:-/usr/bin/python3}
 SOM_BENCH_KNOBS=(SOM_BENCH_RUNS SOM_BENCH_SIZES SOM_BENCH_BACKINGS
 		 SOM_BENCH_CHURN SOM_BENCH_AGE SOM_BENCH_GUPS_OPS SOM_BENCH_MEMCACHED
 		 SOM_BENCH_META_POOLS SOM_BENCH_PROGRAMS SOM_BENCH_REDIS
-		 SOM_BENCH_TIER SOM_BENCH_ONLY)
+		 SOM_BENCH_TIER SOM_BENCH_SWAP SOM_BENCH_ONLY)
 
 # The machine the numbers come from, as key=value lines.
 bench_host_info() {
@@ -118,20 +120,20 @@ som_bench_run() {
 	build_userspace "$SOM_BENCH_DIR"
 	mkdir -p "$SOM_BENCH_OUT"
 	: >"$raw"
-	if [[ ${SOM_BENCH_ONLY:-} != @(programs|tiers) ]]; then
+	if [[ ${SOM_BENCH_ONLY:-} != @(programs|tiers|swap) ]]; then
 		som_bench_boot 8G " SOM_BENCH_PART=metadata" vm-bench-metadata.log
 		((boot_status == 0)) || status=1
 	fi
 	case ${SOM_BENCH_ONLY:-} in
 	metadata|tiers) ;;
-	programs)
-		som_bench_boot 4G " SOM_BENCH_PART=programs" vm-bench.log
+	programs|swap)
+		som_bench_boot 4G " SOM_BENCH_PART=$SOM_BENCH_ONLY" vm-bench.log
 		((boot_status == 0)) || status=1 ;;
 	*)
 		som_bench_boot 4G "" vm-bench.log
 		((boot_status == 0)) || status=1 ;;
 	esac
-	if [[ ${SOM_BENCH_ONLY:-} != @(metadata|programs) ]]; then
+	if [[ ${SOM_BENCH_ONLY:-} != @(metadata|programs|swap) ]]; then
 		som_bench_boot 4G " SOM_BENCH_PART=tiers" vm-bench-tiers.log 2 1G@12G
 		((boot_status == 0)) || status=1
 	fi
