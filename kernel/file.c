@@ -128,7 +128,7 @@ static long som_file_fallocate(struct file *file, int mode, loff_t offset,
 	err = som_region_allocate(region, offset, min(end, i_size_read(inode)));
 	/* A failed call leaves the size alone (nothing past it is mapped). */
 	if (err && i_size_read(inode) != size)
-		som_region_resize(region, size);
+		som_region_resize_back(region, size);
 out_unlock:
 	som_file_unlock(region, zap);
 out_inode_unlock:

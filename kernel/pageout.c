@@ -96,6 +96,11 @@ static int som_pageout_batch(struct som_region *region,
 	}
 	if (err)
 		return err == -EAGAIN || err == -ENOENT ? -EBUSY : err;
+	/* An empty region may have become unmovable meanwhile. */
+	if (region->claim.unmovable) {
+		som_mover_unlock(&mv);
+		return -EBUSY;
+	}
 	if (w->owner) {
 		err = som_region_may_modify(region);
 		if (err) {

@@ -647,14 +647,14 @@ static int som_region_fill_chunk(struct som_region *region, pgoff_t first,
 	/* Absent indices must be holes: the last one is the highest. */
 	if (nr && !som_region_is_hole(region, last))
 		return -EFAULT;
-	if (som_table_count(table, first, last, SOM_TABLE_KIND_BLOCK))
-		return -ENOSPC;
 	/*
 	 * Blocks paged out come back one by one (som_region_fill()), and
 	 * compaction leaves such a GiB alone: -EBUSY, not -ENOSPC.
 	 */
 	if (region->nr_swapped && som_region_swapped(region, first, last))
 		return -EBUSY;
+	if (som_table_count(table, first, last, SOM_TABLE_KIND_BLOCK))
+		return -ENOSPC;
 
 	if (som_table_hold(table, first, GFP_KERNEL_ACCOUNT))
 		return -ENOSPC;
@@ -922,6 +922,35 @@ static void som_region_zap(struct som_region *region, loff_t from, loff_t to)
 	unmap_mapping_range(region->mapping, from, to - from, 1);
 }
 
+/* som_region_resize() once what it zeroes holds blocks. */
+static int som_region_set_size(struct som_region *region, loff_t size)
+{
+	loff_t old = som_region_size(region);
+	pgoff_t old_nr = som_size_indices(old);
+	pgoff_t new_nr = som_size_indices(size);
+	int err;
+
+	if (new_nr > old_nr) {
+		err = som_region_reserve(region, old_nr, new_nr - 1);
+		if (err)
+			return err;
+	}
+	if (size > old) {
+		/* What was written past EOF in its mapped last page. */
+		som_region_zero(region, old,
+				min_t(loff_t, size, PAGE_ALIGN(old)));
+	} else if (size < old) {
+		som_region_zap(region, PAGE_ALIGN(size), old);
+		if (new_nr < old_nr)
+			som_region_release(region, new_nr, ULONG_MAX);
+		som_region_zero(region, size,
+				min_t(loff_t, old,
+				      (loff_t)new_nr << SOM_BLOCK_SHIFT));
+	}
+	i_size_write(region->mapping->host, size);
+	return 0;
+}
+
 /**
  * som_region_resize() - change the size of a som file
  * @region: the region of a som file
@@ -945,7 +974,6 @@ static void som_region_zap(struct som_region *region, loff_t from, loff_t to)
 int som_region_resize(struct som_region *region, loff_t size)
 {
 	loff_t old = som_region_size(region);
-	pgoff_t old_nr = som_size_indices(old);
 	pgoff_t new_nr = som_size_indices(size);
 	int err;
 
@@ -960,25 +988,24 @@ int som_region_resize(struct som_region *region, loff_t size)
 						     (loff_t)new_nr << SOM_BLOCK_SHIFT));
 	if (err)
 		return err;
-	if (new_nr > old_nr) {
-		err = som_region_reserve(region, old_nr, new_nr - 1);
-		if (err)
-			return err;
-	}
-	if (size > old) {
-		/* What was written past EOF in its mapped last page. */
-		som_region_zero(region, old,
-				min_t(loff_t, size, PAGE_ALIGN(old)));
-	} else if (size < old) {
-		som_region_zap(region, PAGE_ALIGN(size), old);
-		if (new_nr < old_nr)
-			som_region_release(region, new_nr, ULONG_MAX);
-		som_region_zero(region, size,
-				min_t(loff_t, old,
-				      (loff_t)new_nr << SOM_BLOCK_SHIFT));
-	}
-	i_size_write(region->mapping->host, size);
-	return 0;
+	return som_region_set_size(region, size);
+}
+
+/**
+ * som_region_resize_back() - undo a som_region_resize() that grew a file
+ * @region: the region of a som file
+ * @size: the size before it
+ *
+ * Shrinks as som_region_resize() does, without reading back a block
+ * paged out at @size: growing zeroed what lay past @size in its last
+ * page, nothing past @size was mapped meanwhile, and a read could fail
+ * for the very reason the caller is undoing.
+ *
+ * Context: as som_region_resize().
+ */
+void som_region_resize_back(struct som_region *region, loff_t size)
+{
+	WARN_ON_ONCE(som_region_set_size(region, size));
 }
 
 /**

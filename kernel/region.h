@@ -158,6 +158,7 @@ int som_region_node(struct som_region *region, pgoff_t pgoff,
 /* som files */
 int som_region_may_modify(struct som_region *region);
 int som_region_resize(struct som_region *region, loff_t size);
+void som_region_resize_back(struct som_region *region, loff_t size);
 int som_region_allocate(struct som_region *region, loff_t from, loff_t to);
 int som_region_punch(struct som_region *region, loff_t from, loff_t to);
 

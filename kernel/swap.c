@@ -51,6 +51,7 @@
  * @hint:	where to look for a free slot first
  * @used:	which slots do
  * @going:	SOM_IOC_SWAP_REMOVE is reading it back: no new slots
+ * @path:	the path of the file it was added with, for swap/store
  *
  * @nr_used, @hint, @used and @going are protected by som_swap_lock.
  */
@@ -61,6 +62,7 @@ struct som_swap_store {
 	unsigned long hint;
 	unsigned long *used;
 	bool going;
+	char *path;
 };
 
 /*
@@ -219,25 +221,37 @@ u64 som_swap_metadata_bytes(void)
 	if (som_swap_store)
 		bytes = kmalloc_size_roundup(sizeof(*som_swap_store)) +
 			BITS_TO_LONGS(som_swap_store->nr_slots) *
-			sizeof(unsigned long);
+			sizeof(unsigned long) +
+			(som_swap_store->path ?
+			 kmalloc_size_roundup(strlen(som_swap_store->path) + 1) :
+			 0);
 	spin_unlock(&som_swap_lock);
 	return bytes;
 }
 
 /*
- * Can @file hold the store? Not a som file, whose memory is som's own;
- * not a file of FUSE, whose server may be a process whose som memory a
- * page-out holds locked while it waits for the write.
+ * Can @file hold the store? A block device, or a regular file of a file
+ * system on a block device or of tmpfs: not a file of FUSE (its server
+ * may be a process whose som memory a page-out holds locked while it
+ * waits for the write), of a network file system, of procfs (another
+ * process's memory) or of som itself; not one marked append-only or
+ * immutable, which som's own open would write to anyway.
  */
 static int som_swap_check(struct file *file)
 {
-	umode_t mode = file_inode(file)->i_mode;
+	struct inode *inode = file_inode(file);
+	struct super_block *sb = inode->i_sb;
+	umode_t mode = inode->i_mode;
 
 	if (!S_ISREG(mode) && !S_ISBLK(mode))
 		return -EINVAL;
-	if (file->f_op->owner == THIS_MODULE ||
-	    file_inode(file)->i_sb->s_magic == FUSE_SUPER_MAGIC)
+	if (S_ISREG(mode) &&
+	    (!(sb->s_type->fs_flags & FS_REQUIRES_DEV) ||
+	     sb->s_magic == FUSE_SUPER_MAGIC) &&
+	    sb->s_magic != TMPFS_MAGIC)
 		return -EINVAL;
+	if (S_ISREG(mode) && (IS_APPEND(inode) || IS_IMMUTABLE(inode)))
+		return -EPERM;
 	if ((file->f_mode & (FMODE_READ | FMODE_WRITE)) !=
 	    (FMODE_READ | FMODE_WRITE))
 		return -EINVAL;
@@ -280,7 +294,24 @@ static struct file *som_swap_open(struct file *file, u64 size, void *holder)
 		}
 	}
 	f->f_mode |= FMODE_RANDOM;
+	/* A writeback error from before is not one of som's writes. */
+	if (file_check_and_advance_wb_err(f))
+		pr_info("the swap store had a write error before som took it\n");
 	return f;
+}
+
+/* The path @file was opened by, for swap/store; NULL if it has none. */
+static char *som_swap_path(struct file *file)
+{
+	char *buf = kmalloc(PATH_MAX, GFP_KERNEL), *p, *path = NULL;
+
+	if (!buf)
+		return NULL;
+	p = file_path(file, buf, PATH_MAX);
+	if (!IS_ERR(p))
+		path = kstrdup(p, GFP_KERNEL_ACCOUNT);
+	kfree(buf);
+	return path;
 }
 
 /**
@@ -329,6 +360,7 @@ long som_ioctl_swap_add(struct som_swap_args __user *uarg)
 	err = -EBUSY;
 	if (som_swap_store)
 		goto err_unlock;
+	s->path = som_swap_path(file);
 	s->file = som_swap_open(file, args.size, s);
 	if (IS_ERR(s->file)) {
 		err = PTR_ERR(s->file);
@@ -343,6 +375,7 @@ long som_ioctl_swap_add(struct som_swap_args __user *uarg)
 
 err_unlock:
 	mutex_unlock(&som_swap_mutex);
+	kfree(s->path);
 	kvfree(s->used);
 err_free:
 	kfree(s);
@@ -351,9 +384,14 @@ err_fput:
 	return err;
 }
 
+/* A block device's exclusive hold goes now, even if a read still runs. */
 static void som_swap_free(struct som_swap_store *s)
 {
-	fput(s->file);
+	if (S_ISBLK(file_inode(s->file)->i_mode))
+		bdev_fput(s->file);
+	else
+		fput(s->file);
+	kfree(s->path);
 	kvfree(s->used);
 	kfree(s);
 }
@@ -490,27 +528,14 @@ static ssize_t used_bytes_show(struct kobject *kobj,
 static ssize_t store_show(struct kobject *kobj, struct kobj_attribute *attr,
 			  char *buf)
 {
-	char *tmp, *path = "";
 	ssize_t ret;
 
-	struct file *file = NULL;
-
-	tmp = kmalloc(PATH_MAX, GFP_KERNEL);
-	if (!tmp)
-		return -ENOMEM;
 	spin_lock(&som_swap_lock);
 	if (som_swap_store)
-		file = get_file(som_swap_store->file);
+		ret = sysfs_emit(buf, "%s\n", som_swap_store->path ?: "?");
+	else
+		ret = sysfs_emit(buf, "\n");
 	spin_unlock(&som_swap_lock);
-	if (file) {
-		path = file_path(file, tmp, PATH_MAX);
-		if (IS_ERR(path))
-			path = "?";
-	}
-	ret = sysfs_emit(buf, "%s\n", path);
-	if (file)
-		fput(file);
-	kfree(tmp);
 	return ret;
 }
 

@@ -16,10 +16,12 @@
  * som memory has no struct page, so both directions go through the
  * store's page cache, copying from and to kernel addresses (buffered I/O;
  * the store is opened without O_DIRECT). A write is written back and
- * checked with the mapping's error sequence, which reports a failed
- * writeback of this range once to this writer whatever else reads the
- * errors; then the range's page cache is dropped, after a read too, so
- * that what a page-out frees is not held again as page cache.
+ * checked against som's own file's cursor in the mapping's error
+ * sequence, which reports each writeback error once to that file
+ * whatever else reads the errors, and moves past it: one failed
+ * writeback fails that page-out, not every later one. Then the range's
+ * page cache is dropped, after a read too, so that what a page-out frees
+ * is not held again as page cache.
  *
  * A read goes into a buffer of the worker's own, copied into the block
  * once the read is done: a fatal signal stops the faulting task's wait,
@@ -78,7 +80,6 @@ static void som_swap_io_fn(struct work_struct *work)
 	struct som_swap_io *io = container_of(work, struct som_swap_io, work);
 	struct address_space *mapping = io->file->f_mapping;
 	loff_t end = io->pos + SOM_BLOCK_SIZE - 1, pos = io->pos;
-	errseq_t since = filemap_sample_wb_err(mapping);
 	ssize_t n;
 	int err;
 
@@ -93,8 +94,10 @@ static void som_swap_io_fn(struct work_struct *work)
 		filemap_fdatawait_range_keep_errors(mapping, io->pos, end);
 		if (!err)
 			err = e;
+		/* Writes are one at a time: an error now is this one's. */
+		e = file_check_and_advance_wb_err(io->file);
 		if (!err)
-			err = filemap_check_wb_err(mapping, since);
+			err = e;
 	}
 	invalidate_mapping_pages(mapping, io->pos >> PAGE_SHIFT,
 				 end >> PAGE_SHIFT);

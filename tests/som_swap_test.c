@@ -471,6 +471,48 @@ TEST_F_TIMEOUT(swap, a_task_killed_while_reading_back_dies, 600)
 	EXPECT_EQ(0, swap_stat("used_bytes"));
 }
 
+/*
+ * A growing fallocate() that fails reading a block back (fail_function
+ * makes every read of the store fail, debug tier) leaves the size as it
+ * was: before the fix its undo read back the block at the old end too,
+ * failed the same way, and the file stayed grown.
+ */
+TEST_F(swap, a_failed_growing_fallocate_keeps_the_size)
+{
+	size_t len = 3 * MiB;
+	struct stat st;
+	char val[32];
+	int fd, err;
+	char *p;
+
+	if (access(FEI "inject", W_OK))
+		SKIP(return, "no fail_function in this kernel (the debug tier has it)");
+	fd = som_file(self->dev, len, 0);
+	ASSERT_LE(0, fd);
+	p = som_map_shared(fd, len);
+	ASSERT_NE(MAP_FAILED, p);
+	som_fill(p, 0, len, 64, 15);
+	ASSERT_EQ(0, munmap(p, len));
+	ASSERT_EQ(4 * (long long)MiB, pageout(fd, 0, 4 * MiB));
+
+	ASSERT_EQ(0, som_write_file(FEI "inject", "som_swap_read"));
+	snprintf(val, sizeof(val), "%#lx", (unsigned long)-EIO);
+	ASSERT_EQ(0, som_write_file(FEI "som_swap_read/retval", val));
+	ASSERT_EQ(0, som_write_file(FEI "probability", "100"));
+	ASSERT_EQ(0, som_write_file(FEI "interval", "1"));
+	ASSERT_EQ(0, som_write_file(FEI "times", "-1"));
+	err = fallocate(fd, 0, 0, 64 * MiB) ? errno : 0;
+	som_write_file(FEI "inject", "\n");
+	EXPECT_EQ(EIO, err);
+	ASSERT_EQ(0, fstat(fd, &st));
+	EXPECT_EQ((long long)len, (long long)st.st_size);
+	p = som_map_shared(fd, len);
+	ASSERT_NE(MAP_FAILED, p);
+	EXPECT_EQ(-1, som_check(p, 0, len, 64, 15));
+	ASSERT_EQ(0, munmap(p, len));
+	close(fd);
+}
+
 #define BRD	"/som/test-modules/brd.ko"
 
 /*

@@ -470,8 +470,10 @@ struct som_swap_args {
  * file system only root can write, or a block device). A block device is
  * held exclusively while it is the store. Errors: EPERM, EFAULT, EINVAL
  * (flags, reserved fields, @size; a file that is not a regular file or
- * block device, is a som file or on FUSE, or was opened without read and
- * write access; a block device smaller than @size), EBADF (@fd), EBUSY
+ * block device, is a som file, is on neither tmpfs nor a file system on a
+ * block device (FUSE included), or was opened without read and write
+ * access; a block device smaller than @size), EPERM (an append-only or
+ * immutable file), EBADF (@fd), EBUSY
  * (a store is in place already; the file is a kernel swap file; the
  * block device is mounted or held exclusively), ENOSPC (the file system
  * cannot allocate @size), ENOMEM.
