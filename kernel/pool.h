@@ -394,6 +394,8 @@ unsigned long som_pool_alloc_block(struct som_pool *pool,
 				   struct som_claim *claim, pgoff_t idx);
 unsigned long som_pool_alloc_chunk(struct som_pool *pool,
 				   struct som_claim *claim, pgoff_t idx);
+unsigned long som_pool_alloc_block_dirty(struct som_pool *pool,
+					 struct som_claim *claim, pgoff_t idx);
 void som_pool_free_block(struct som_pool *pool, unsigned long bfn);
 void som_pool_free_block_reserved(struct som_pool *pool,
 				  struct som_claim *claim, unsigned long bfn);

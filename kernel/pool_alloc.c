@@ -103,27 +103,16 @@ struct som_chunk *som_set_pick_chunk(struct som_pool *pool,
 	return pick;
 }
 
-/**
- * som_pool_alloc_block() - allocate one zeroed 2 MiB block
- * @pool: the pool
- * @claim: the claim whose reservation the block consumes
- * @idx: the 2 MiB index of the block in its region, for interleaving
- *
- * Takes the block from the node @claim's policy wants for @idx if it can,
- * else from the nearest node it holds a reservation on.
- *
- * Context: Process context, may sleep (it zeroes 2 MiB when no pre-zeroed
- * block is left). Takes the pool lock.
- * A claim that memory errors cost reservations (struct som_claim
- * @nr_lost) gets one back here if some set it may use has an unpromised
- * block.
- *
- * Return: the block frame number, or SOM_NO_BLOCK if @claim holds no
- * reservation.
+/*
+ * Allocate a block from @claim's reservation; zero it if @zero, else
+ * prefer a dirty one (a caller that overwrites all of it).
  */
-unsigned long som_pool_alloc_block(struct som_pool *pool,
-				   struct som_claim *claim, pgoff_t idx)
+static unsigned long som_pool_take_block(struct som_pool *pool,
+					 struct som_claim *claim, pgoff_t idx,
+					 bool zero)
 {
+	const struct som_pick_pref *prefs = zero ? som_pick_fault :
+						   som_pick_copy;
 	int target = som_claim_target(claim, idx), nid;
 	struct som_pool_set *set;
 	struct som_chunk *chunk;
@@ -152,10 +141,10 @@ unsigned long som_pool_alloc_block(struct som_pool *pool,
 			return SOM_NO_BLOCK;
 		}
 		set = som_pool_set(pool, nid, claim->unmovable);
-		i = som_set_pick_block(pool, set, som_pick_fault,
+		i = som_set_pick_block(pool, set, prefs,
 				       SOM_TIER_FAST, &chunk);
 		if (i == SOM_BLOCKS_PER_CHUNK)
-			i = som_set_pick_block(pool, set, som_pick_fault,
+			i = som_set_pick_block(pool, set, prefs,
 					       SOM_TIER_SLOW, &chunk);
 		if (i == SOM_BLOCKS_PER_CHUNK)
 			i = som_set_pick_assembling(pool, set, &chunk);
@@ -170,12 +159,55 @@ unsigned long som_pool_alloc_block(struct som_pool *pool,
 	dirty = som_chunk_take(pool, chunk, i);
 	spin_unlock(&pool->lock);
 
-	if (dirty)
+	if (dirty && zero)
 		som_pool_zero_block(pool, chunk, i, false);
-	trace_som_alloc(som_chunk_bfn(chunk, i), 1, nid, dirty);
+	trace_som_alloc(som_chunk_bfn(chunk, i), 1, nid, dirty && zero);
 	return som_chunk_bfn(chunk, i);
 }
+
+/**
+ * som_pool_alloc_block() - allocate one zeroed 2 MiB block
+ * @pool: the pool
+ * @claim: the claim whose reservation the block consumes
+ * @idx: the 2 MiB index of the block in its region, for interleaving
+ *
+ * Takes the block from the node @claim's policy wants for @idx if it can,
+ * else from the nearest node it holds a reservation on.
+ *
+ * Context: Process context, may sleep (it zeroes 2 MiB when no pre-zeroed
+ * block is left). Takes the pool lock.
+ * A claim that memory errors cost reservations (struct som_claim
+ * @nr_lost) gets one back here if some set it may use has an unpromised
+ * block.
+ *
+ * Return: the block frame number, or SOM_NO_BLOCK if @claim holds no
+ * reservation.
+ */
+unsigned long som_pool_alloc_block(struct som_pool *pool,
+				   struct som_claim *claim, pgoff_t idx)
+{
+	return som_pool_take_block(pool, claim, idx, true);
+}
 EXPORT_SYMBOL_IF_KUNIT(som_pool_alloc_block);
+
+/**
+ * som_pool_alloc_block_dirty() - allocate a 2 MiB block not zeroed
+ * @pool: the pool
+ * @claim: the claim whose reservation the block consumes
+ * @idx: the 2 MiB index of the block in its region, for interleaving
+ *
+ * As som_pool_alloc_block(), for a caller that writes all of the block
+ * before anything maps it (a block read back from the swap store): a
+ * dirty block is taken first, and what it held is not cleared.
+ *
+ * Context: Process context, may sleep. Takes the pool lock.
+ * Return: the block frame number, or SOM_NO_BLOCK.
+ */
+unsigned long som_pool_alloc_block_dirty(struct som_pool *pool,
+					 struct som_claim *claim, pgoff_t idx)
+{
+	return som_pool_take_block(pool, claim, idx, false);
+}
 
 /**
  * som_pool_alloc_chunk() - allocate a whole zeroed 1 GiB chunk

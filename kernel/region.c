@@ -155,7 +155,7 @@ static void som_region_free(struct kref *ref)
 
 	som_table_destroy(&region->table);
 	xa_destroy(&region->poison);
-	WARN_ON_ONCE(region->nr_swapped);
+	WARN_ON_ONCE(!xa_empty(&region->swap));
 	xa_destroy(&region->swap);
 	som_ages_destroy(&region->ages);
 	som_pool_del_claim(region->pool, &region->claim);
@@ -347,8 +347,7 @@ static void som_region_release(struct som_region *region, pgoff_t first,
 			break;
 	}
 	som_table_clear(&region->table, first, last);
-	if (region->nr_swapped)
-		som_region_drop_swap(region, first, last);
+	som_region_drop_swap(region, first, last);
 	som_region_unpoison(region, first << SOM_PAGES_PER_BLOCK_SHIFT,
 			    last >= ULONG_MAX >> SOM_PAGES_PER_BLOCK_SHIFT ?
 			    ULONG_MAX : ((last + 1) << SOM_PAGES_PER_BLOCK_SHIFT) - 1,
@@ -575,6 +574,7 @@ int som_region_fill(struct som_region *region, pgoff_t idx,
 		    unsigned long *bfn)
 {
 	unsigned long entry = som_table_get(&region->table, idx), block;
+	bool swapped;
 	int err;
 
 	lockdep_assert_held(&region->lock);
@@ -600,12 +600,18 @@ int som_region_fill(struct som_region *region, pgoff_t idx,
 			      GFP_KERNEL_ACCOUNT | __GFP_NOFAIL);
 	if (err)
 		return err;
-	block = som_pool_alloc_block(region->pool, &region->claim, idx);
+	/* A block read back from the store is written whole: not zeroed. */
+	swapped = som_region_swapped(region, idx, idx);
+	if (swapped)
+		block = som_pool_alloc_block_dirty(region->pool, &region->claim,
+						   idx);
+	else
+		block = som_pool_alloc_block(region->pool, &region->claim, idx);
 	if (block == SOM_NO_BLOCK) {
 		som_table_tidy(&region->table, idx);
 		return -ENOMEM;
 	}
-	if (region->nr_swapped) {
+	if (swapped) {
 		err = som_region_swap_in(region, idx, block);
 		if (err) {
 			som_pool_free_block_reserved(region->pool,
@@ -651,7 +657,7 @@ static int som_region_fill_chunk(struct som_region *region, pgoff_t first,
 	 * Blocks paged out come back one by one (som_region_fill()), and
 	 * compaction leaves such a GiB alone: -EBUSY, not -ENOSPC.
 	 */
-	if (region->nr_swapped && som_region_swapped(region, first, last))
+	if (som_region_swapped(region, first, last))
 		return -EBUSY;
 	if (som_table_count(table, first, last, SOM_TABLE_KIND_BLOCK))
 		return -ENOSPC;
@@ -892,7 +898,7 @@ static int som_region_swap_in_range(struct som_region *region, loff_t from,
 	unsigned long bfn;
 	int err;
 
-	if (!region->nr_swapped || from >= to)
+	if (from >= to)
 		return 0;
 	for (idx = from >> SOM_BLOCK_SHIFT; idx <= (to - 1) >> SOM_BLOCK_SHIFT;
 	     idx++) {

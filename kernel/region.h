@@ -66,7 +66,6 @@
  * @swap:	2 MiB index -> slot of the swap store that holds its data
  *		(region_swap.c). Such an index is reserved in @table: it
  *		keeps its promise of a block for when it is read back.
- * @nr_swapped: entries in @swap
  */
 struct som_region {
 	struct mutex lock;		/* see above */
@@ -87,7 +86,6 @@ struct som_region {
 	struct som_ages ages;
 	struct som_charges charges;
 	struct xarray swap;
-	unsigned long nr_swapped;
 };
 
 #define SOM_PAGES_PER_BLOCK_SHIFT	(SOM_BLOCK_SHIFT - PAGE_SHIFT)

@@ -56,7 +56,6 @@ int som_region_page_out(struct som_region *region, pgoff_t idx,
 		xa_erase(&region->swap, idx);
 		goto err_put;
 	}
-	region->nr_swapped++;
 	/* A split GiB cannot fail to take a reservation: no allocation. */
 	som_table_set(&region->table, idx, SOM_TABLE_RESERVED,
 		      GFP_KERNEL_ACCOUNT | __GFP_NOFAIL);
@@ -83,8 +82,7 @@ bool som_region_swapped(struct som_region *region, pgoff_t first,
 	unsigned long idx = first;
 
 	lockdep_assert_held(&region->lock);
-	return region->nr_swapped &&
-	       xa_find(&region->swap, &idx, last, XA_PRESENT);
+	return xa_find(&region->swap, &idx, last, XA_PRESENT);
 }
 
 /**
@@ -113,7 +111,6 @@ int som_region_swap_in(struct som_region *region, pgoff_t idx,
 	if (err)
 		return err;
 	xa_erase(&region->swap, idx);
-	region->nr_swapped--;
 	som_swap_put_slot(slot);
 	return 0;
 }
@@ -135,7 +132,6 @@ void som_region_drop_swap(struct som_region *region, pgoff_t first,
 	lockdep_assert_held(&region->lock);
 	xa_for_each_range(&region->swap, idx, entry, first, last) {
 		xa_erase(&region->swap, idx);
-		region->nr_swapped--;
 		som_swap_put_slot(xa_to_value(entry));
 	}
 }
