@@ -15,6 +15,7 @@ int som_bench_age(const char *entry, int run);
 int som_bench_age_mglru(const char *entry, int run);
 int som_bench_tier(const char *entry, int run);
 int som_bench_swap(const char *kind, int run);
+int som_bench_pressure(const char *kind, int run);
 uint64_t age_touch_every(volatile char *p, size_t len, size_t step);
 
 #endif

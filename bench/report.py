@@ -785,6 +785,76 @@ def swap_summary(recs):
     return out
 
 
+PRESSURE_KINDS = (("som", "som: overcommit, store on /dev/ram0"),
+                  ("kernel", "kernel: memory.max 64M, swap on /dev/ram1"))
+
+
+def pressure_summary(recs):
+    """som_bench pressure lines -> per kind, each pass's MiB/s and counts."""
+    out = {}
+    for kind, _ in PRESSURE_KINDS:
+        runs = [d for k, d in recs if k == "pressure" and d["kind"] == kind]
+        if not runs:
+            continue
+        out[kind] = {
+            "bytes": runs[0]["bytes"], "limit": runs[0]["limit"],
+            "first_mib_s": stat([d["bytes"] / MIB / (d["first_ns"] / 1e9)
+                                 for d in runs if d["first_ns"] > 0]),
+            "second_mib_s": stat([d["bytes"] / MIB / (d["second_ns"] / 1e9)
+                                  for d in runs if d["second_ns"] > 0]),
+            "out_mib": stat([d["out"] / MIB for d in runs]),
+            "in_mib": stat([d["in"] / MIB for d in runs]),
+            "majflt": stat([d["majflt"] for d in runs]),
+        }
+    return out
+
+
+def pressure_table(pres):
+    if not pres:
+        return ""
+    out = io.StringIO()
+    p = lambda s="": print(s, file=out)
+    p()
+    p("96 MiB touched twice, 64 MiB to hold it".ljust(44) +
+      "write pass, MiB/s".rjust(20) + "check pass, MiB/s".rjust(20) +
+      "out, MiB".rjust(16) + "back, MiB".rjust(16) +
+      "major faults".rjust(18))
+    for kind, label in PRESSURE_KINDS:
+        s = pres.get(kind)
+        if not s:
+            continue
+        p(label.ljust(44) + cell(s["first_mib_s"], 0).rjust(20) +
+          cell(s["second_mib_s"], 0).rjust(20) +
+          cell(s["out_mib"], 0).rjust(16) + cell(s["in_mib"], 0).rjust(16) +
+          cell(s["majflt"], 0).rjust(18))
+    if "som" in pres and "kernel" in pres:
+        k, s = pres["kernel"], pres["som"]
+        ratio = lambda a, b: (a["median"] / b["median"]
+                              if a and b and b["median"] else None)
+        r1 = ratio(s["first_mib_s"], k["first_mib_s"])
+        r2 = ratio(s["second_mib_s"], k["second_mib_s"])
+        p("som / kernel".ljust(44) +
+          (f"{r1:.2f}x" if r1 else "-").rjust(20) +
+          (f"{r2:.2f}x" if r2 else "-").rjust(20))
+    for note in (
+            "A program whose memory is 1.5 times what it may hold, "
+            "touched in order twice: a word written in every 4 KiB, then "
+            "every one checked. som: swap/overcommit on, a store of 256 "
+            "MiB on a RAM disk, all of the pool but 64 MiB reserved by "
+            "an untouched mapping; faults that find no free block wait "
+            "while the som_reclaim worker pages out the coldest blocks, "
+            "16 MiB a pass (the program's own: nothing else is in use). "
+            "kernel: anonymous 4 KiB pages (MADV_NOHUGEPAGE) in a cgroup "
+            "with memory.max 64 MiB (the benchmark's own few MiB count "
+            "too), swap on a RAM disk; reclaim pages out on the faults. "
+            "out and back: swap/out_bytes and in_bytes, or pswpout and "
+            "pswpin of /proc/vmstat. Major faults: the process's (som "
+            "counts one per fault that waited for a pass). QEMU TCG: "
+            "timings indicative, ratios in one run.",):
+        p(textwrap.fill(note, 100, subsequent_indent="  "))
+    return out.getvalue()
+
+
 def swap_table(swaps):
     if not swaps:
         return ""
@@ -938,14 +1008,15 @@ def main():
     ages = age_summary(recs)
     tiers = tier_summary(recs)
     swaps = swap_summary(recs)
+    pres = pressure_summary(recs)
     if not touches and not meta["layouts"] and not progs and not ages \
-            and not tiers and not swaps:
+            and not tiers and not swaps and not pres:
         print("report: no measurements in " + args.raw, file=sys.stderr)
         return 1
     if not touches:
         os.makedirs(args.out, exist_ok=True)
         text = age_table(ages) + tier_table(tiers) + swap_table(swaps) + \
-            meta_table(meta) + programs_table(progs)
+            pressure_table(pres) + meta_table(meta) + programs_table(progs)
         skips = [d for k, d in recs if k in ("skip", "error")]
         if skips:
             text += "\nnot measured: " + "; ".join(
@@ -956,7 +1027,7 @@ def main():
         with open(os.path.join(args.out, "results.json"), "w") as f:
             json.dump({"command": args.command, "host": host,
                        "metadata": meta, "programs": progs, "aging": ages,
-                       "tiers": tiers, "swap": swaps,
+                       "tiers": tiers, "swap": swaps, "pressure": pres,
                        "raw": [dict(d, kind=k) for k, d in recs]}, f,
                       indent=1)
         return 0
@@ -1025,7 +1096,8 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     text = table(summary, sizes, backings, nruns, churn, memcached, info,
                  touches) + age_table(ages) + tier_table(tiers) + \
-        swap_table(swaps) + meta_table(meta) + programs_table(progs)
+        swap_table(swaps) + pressure_table(pres) + meta_table(meta) + \
+        programs_table(progs)
     if skips:
         text += "\nnot measured: " + "; ".join(
             " ".join(f"{k}={v}" for k, v in d.items()) for d in skips) + "\n"
@@ -1042,7 +1114,8 @@ def main():
             "alloc_free": {k: {x: v for x, v in c.items() if x != "runs"}
                            for k, c in churn.items()},
             "memcached": memcached, "metadata": meta, "programs": progs,
-            "aging": ages, "tiers": tiers, "swap": swaps, "skipped": skips,
+            "aging": ages, "tiers": tiers, "swap": swaps, "pressure": pres,
+            "skipped": skips,
             "raw": [dict(d, kind=k) for k, d in recs],
         }, f, indent=1)
 

@@ -37,6 +37,10 @@
  *	page 256 MiB out to a RAM disk and fault it back 2 MiB at a time:
  *	som's SOM_IOC_PAGEOUT and store, or the kernel's MADV_PAGEOUT and
  *	swap area, for comparison (swapping.c)
+ *   som_bench pressure som|kernel RUN
+ *	touch 96 MiB twice with 64 MiB to hold it: som's overcommitting
+ *	pool paging out as faults wait, or anonymous memory in a memory
+ *	cgroup with swap, for comparison (pressure.c)
  *   som_bench churn KIND OPS RUN
  *	allocate, write once and free OPS times: som-2m, som-1g (libsom
  *	som_alloc/som_free), thp-2m (mmap over a reserved 2 MiB, and a
@@ -708,7 +712,8 @@ static int usage(void)
 		"       som_bench meta empty|whole|split|hvo\n"
 		"       som_bench age 1g|2m|4k|mglru-4k|mglru-thp RUN\n"
 		"       som_bench tier 2m|1g|kernel-thp RUN\n"
-		"       som_bench swap som|kernel RUN\n");
+		"       som_bench swap som|kernel RUN\n"
+		"       som_bench pressure som|kernel RUN\n");
 	return 2;
 }
 
@@ -736,6 +741,8 @@ int main(int argc, char **argv)
 		ret = som_bench_tier(argv[2], atoi(argv[3]));
 	else if (argc == 4 && !strcmp(argv[1], "swap"))
 		ret = som_bench_swap(argv[2], atoi(argv[3]));
+	else if (argc == 4 && !strcmp(argv[1], "pressure"))
+		ret = som_bench_pressure(argv[2], atoi(argv[3]));
 	else if (argc == 3 && !strcmp(argv[1], "meta") &&
 		 (!strcmp(argv[2], "empty") || !strcmp(argv[2], "whole") ||
 		  !strcmp(argv[2], "split") || !strcmp(argv[2], "hvo")))

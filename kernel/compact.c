@@ -115,6 +115,14 @@ static bool som_compact_candidate(struct som_mover *mv, pgoff_t first)
 	    som_region_swapped(region, first, last) ||
 	    som_compact_mixed_tiers(region, first))
 		return false;
+	/*
+	 * Nor are the holes of an overcommitted region filled: they would
+	 * take the free blocks that faults waiting for room need.
+	 */
+	if (som_table_count(&region->table, first, last,
+			    SOM_TABLE_KIND_RESERVED) &&
+	    !som_pool_claim_backed(region->pool, &region->claim))
+		return false;
 	if (!mv->live || !region->nr_vmas)
 		return region->mapping;
 	if (!som_vm_maps_gib(mv->mm, region, first << SOM_PAGES_PER_BLOCK_SHIFT,

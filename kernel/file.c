@@ -19,6 +19,7 @@
 #include <linux/fs_context.h>
 #include <linux/module.h>
 #include <linux/pseudo_fs.h>
+#include <linux/sched/signal.h>
 #include <linux/uaccess.h>
 #include <uapi/linux/som.h>
 
@@ -75,6 +76,34 @@ static void som_file_unlock(struct som_region *region, bool zap)
 		mmap_write_unlock(current->mm);
 }
 
+/*
+ * An overcommitting pool has no block to fill or read back into until
+ * another is paged out (pressure.c), which needs the locks som_file_lock()
+ * took: drop them, wait for a pass of reclaim, and take them again. The
+ * inode lock stays, so the size does not change meanwhile. Returns with
+ * the locks held again: 0 (try again), -ENOMEM (the pass paged out
+ * nothing: give up), -EINTR, or -EPERM if another process mapped the file
+ * first meanwhile and owns it now: then the caller must change nothing
+ * more, not even undo what it did, since the mappings are another mm's.
+ */
+static int som_file_wait_pageout(struct som_region *region, bool zap)
+{
+	struct mm_struct *mm = zap ? current->mm : NULL;
+	int err;
+
+	som_file_unlock(region, zap);
+	som_pressure_wait(som_pressure_kick(1, &region->claim));
+	if (mm)
+		mmap_write_lock(mm);
+	som_region_lock(region);
+	err = som_region_may_modify(region);
+	if (err)
+		return err;
+	if (fatal_signal_pending(current))
+		return -EINTR;
+	return som_pressure_hopeless() ? -ENOMEM : 0;
+}
+
 static int som_file_release(struct inode *inode, struct file *file)
 {
 	struct som_region *region = file->private_data;
@@ -115,19 +144,31 @@ static long som_file_fallocate(struct file *file, int mode, loff_t offset,
 		goto out_inode_unlock;
 	size = i_size_read(inode);
 	if (punch) {
-		if (offset < size)
-			err = som_region_punch(region, offset, min(end, size));
+		if (offset >= size)
+			goto out_unlock;
+		while ((err = som_region_punch(region, offset,
+					       min(end, size))) == -EAGAIN &&
+		       !(err = som_file_wait_pageout(region, zap)))
+			;
 		goto out_unlock;
 	}
 	if (!(mode & FALLOC_FL_KEEP_SIZE) && end > size) {
-		err = som_region_resize(region, end);
+		while ((err = som_region_resize(region, end)) == -EAGAIN &&
+		       !(err = som_file_wait_pageout(region, zap)))
+			;
 		if (err)
 			goto out_unlock;
 	}
 	/* Memory is never held past EOF: KEEP_SIZE allocates up to it. */
-	err = som_region_allocate(region, offset, min(end, i_size_read(inode)));
-	/* A failed call leaves the size alone (nothing past it is mapped). */
-	if (err && i_size_read(inode) != size)
+	while ((err = som_region_allocate(region, offset,
+					  min(end, i_size_read(inode)))) ==
+	       -EAGAIN && !(err = som_file_wait_pageout(region, zap)))
+		;
+	/*
+	 * A failed call leaves the size alone (nothing past it is mapped),
+	 * unless the file found another owner while it waited.
+	 */
+	if (err && err != -EPERM && i_size_read(inode) != size)
 		som_region_resize_back(region, size);
 out_unlock:
 	som_file_unlock(region, zap);
@@ -186,7 +227,9 @@ static int som_file_setattr(struct mnt_idmap *idmap, struct dentry *dentry,
 		err = som_file_lock(region, shrink);
 		if (err)
 			return err;
-		err = som_region_resize(region, attr->ia_size);
+		while ((err = som_region_resize(region, attr->ia_size)) ==
+		       -EAGAIN && !(err = som_file_wait_pageout(region, shrink)))
+			;
 		som_file_unlock(region, shrink);
 		if (err)
 			return som_file_errno(err);

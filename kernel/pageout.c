@@ -34,6 +34,7 @@
  * @done:	blocks paged out
  * @noted:	the GiB whose entries mapped since the last scan were last
  *		counted as used (ULONG_MAX: none yet in this hold)
+ * @nodes:	page out only blocks on these nodes, if not NULL
  * @bounce:	2 MiB for a block's data on its way out
  * @owner:	only for the region's owner (SOM_IOC_PAGEOUT): checked at
  *		each hold, since a som file gets its owner at its first mmap()
@@ -45,9 +46,23 @@ struct som_pageout_walk {
 	unsigned long left;
 	unsigned long done;
 	pgoff_t noted;
+	const nodemask_t *nodes;
 	void *bounce;
 	bool owner;
 };
+
+/* Is block @bfn of @region on one of w->nodes? */
+static bool som_pageout_on(struct som_region *region,
+			   struct som_pageout_walk *w, unsigned long bfn)
+{
+	bool unmovable;
+	int nid;
+
+	if (!w->nodes)
+		return true;
+	nid = som_pool_block_node(region->pool, bfn, &unmovable);
+	return nid != NUMA_NO_NODE && node_isset(nid, *w->nodes);
+}
 
 /*
  * Is the block at @idx of a locked region cold enough? Entries its owner
@@ -96,8 +111,14 @@ static int som_pageout_batch(struct som_region *region,
 	}
 	if (err)
 		return err == -EAGAIN || err == -ENOENT ? -EBUSY : err;
-	/* An empty region may have become unmovable meanwhile. */
-	if (region->claim.unmovable) {
+	/*
+	 * An empty region may have become unmovable meanwhile. Reclaim
+	 * leaves a process that called mlockall(MCL_FUTURE) alone, as aging
+	 * does (mlock() of som memory sets no VM_LOCKED: the core leaves
+	 * special mappings unlocked); its owner may still page it out.
+	 */
+	if (region->claim.unmovable ||
+	    (!w->owner && mv.live && (mv.mm->def_flags & VM_LOCKED))) {
 		som_mover_unlock(&mv);
 		return -EBUSY;
 	}
@@ -116,6 +137,7 @@ static int som_pageout_batch(struct som_region *region,
 			break;
 		}
 		if (som_table_is_block(entry) &&
+		    som_pageout_on(region, w, entry) &&
 		    som_pageout_wants(&mv, w, w->idx)) {
 			slot = som_swap_get_slot();
 			if (slot < 0) {
@@ -243,21 +265,24 @@ static unsigned int som_reclaim_age(struct som_region **regions,
 /**
  * som_reclaim() - page out the coldest memory of every region
  * @bytes: how much, rounded down to 2 MiB
+ * @nodes: only blocks on these nodes (for a fault bound to them), or NULL
  * @done: set to the bytes paged out
  *
  * By the ages of the aging scans (age.h): the blocks idle longest first,
  * down to those found used by the last scan if it takes them too; a
  * block mapped again since the last scan counts as used. Regions with
- * unmovable memory are left alone.
+ * unmovable memory, and those of a process that called
+ * mlockall(MCL_FUTURE), are left alone.
  *
  * Context: Process context, may sleep.
  * Return: 0 (also when less than @bytes could be paged out: the blocks
  * were not there), -ENODEV without a store, -ENOSPC when the store is
  * full, -EIO, -EINTR, -ENOMEM.
  */
-int som_reclaim(u64 bytes, u64 *done)
+int som_reclaim(u64 bytes, const nodemask_t *nodes, u64 *done)
 {
-	struct som_pageout_walk w = { .left = bytes >> SOM_BLOCK_SHIFT };
+	struct som_pageout_walk w = { .left = bytes >> SOM_BLOCK_SHIFT,
+				      .nodes = nodes };
 	struct som_region **regions, *region;
 	unsigned long nr, i;
 	int err = 0;
@@ -270,24 +295,35 @@ int som_reclaim(u64 bytes, u64 *done)
 	regions = som_regions_get(&nr);
 	if (!regions)
 		return -ENOMEM;
-	w.min_age = som_reclaim_age(regions, nr, w.left);
+	/* For some nodes only: any block there, the ages count them all. */
+	w.min_age = nodes ? 0 : som_reclaim_age(regions, nr, w.left);
 	w.bounce = vmalloc(SOM_BLOCK_SIZE);
 	if (!w.bounce)
 		err = -ENOMEM;
-	for (i = 0; !err && w.min_age < SOM_AGE_NR && i < nr && w.left; i++) {
-		region = regions[i];
-		mutex_lock(&region->lock);
-		if (region->dead || region->claim.unmovable) {
+	for (;;) {
+		for (i = 0; !err && w.min_age < SOM_AGE_NR && i < nr && w.left;
+		     i++) {
+			region = regions[i];
+			mutex_lock(&region->lock);
+			if (region->dead || region->claim.unmovable) {
+				mutex_unlock(&region->lock);
+				continue;
+			}
 			mutex_unlock(&region->lock);
-			continue;
+			w.idx = 0;
+			w.last = ULONG_MAX >> SOM_BLOCK_SHIFT;
+			err = som_pageout_region(region, &w);
+			/* A region between states is left alone. */
+			if (err == -EBUSY)
+				err = 0;
 		}
-		mutex_unlock(&region->lock);
-		w.idx = 0;
-		w.last = ULONG_MAX >> SOM_BLOCK_SHIFT;
-		err = som_pageout_region(region, &w);
-		/* A region between states is left alone. */
-		if (err == -EBUSY)
-			err = 0;
+		/*
+		 * Short of the amount: the blocks counted may have been in
+		 * regions left alone (locked, busy). Take younger ones.
+		 */
+		if (err || !w.left || !w.min_age || w.min_age >= SOM_AGE_NR)
+			break;
+		w.min_age = 0;
 	}
 	vfree(w.bounce);
 	som_regions_put(regions, nr);

@@ -401,8 +401,18 @@ void som_pool_get_stats(struct som_pool *pool, int nid,
 		}
 	}
 	if (nid == NUMA_NO_NODE) {
+		u64 held = (u64)(pool->nr_lost + pool->nr_out) * SOM_BLOCK_SIZE;
 		unsigned long pfn;
 		void *entry;
+
+		/*
+		 * Free movable blocks held for promises no reservation holds
+		 * (lost ones, and indices paged out: pool_overcommit.c) are
+		 * not free for new mappings; a node's counts leave them be.
+		 */
+		held = min(held, stats->free_bytes - stats->unmovable_free_bytes);
+		stats->free_bytes -= held;
+		stats->reserved_bytes += held;
 
 		xa_for_each(&pool->poison, pfn, entry)
 			stats->poison_bytes += sizeof(struct xa_node);
@@ -453,6 +463,12 @@ int som_pool_init(struct som_pool *pool)
 	pool->low = false;
 	pool->low_events = 0;
 	pool->low_kn = NULL;
+	pool->short_at_hand = false;
+	pool->overcommit = false;
+	pool->store_slots = 0;
+	pool->nr_lost = 0;
+	pool->nr_out = 0;
+	pool->pressure = NULL;
 	memset(&pool->zero_stats, 0, sizeof(pool->zero_stats));
 	pool->zeroing = SOM_NO_BLOCK;
 	init_waitqueue_head(&pool->zero_wait);

@@ -182,6 +182,20 @@ struct som_zero_stats {
  * @low:	whether free memory is under it
  * @low_events:	how many times it went under it
  * @low_kn:	the kernfs file notified when @low changes, or NULL
+ * @short_at_hand: whether the free movable blocks, held for promises or
+ *		not, are under the watermark (pool_low.c)
+ * @overcommit:	movable claims may be promised the swap store's room as
+ *		well as the pool's blocks (som_pool_reserve())
+ * @store_slots: 2 MiB slots of the swap store, 0 without one (or while
+ *		it is being removed)
+ * @nr_lost:	the lost reservations of movable claims, their @nr_lost
+ *		summed: promises no block backs, which a fill keeps only
+ *		once some block is unpromised (by paging one out)
+ * @nr_out:	the blocks of movable claims paged out, their @nr_out
+ *		summed: as many slots of the store are used
+ * @pressure:	called (under @lock) while the pool is low and
+ *		overcommits, so that cold blocks are paged out before
+ *		faults have to wait (pressure.c); or NULL
  */
 struct som_pool {
 	spinlock_t lock;		/* see above */
@@ -204,6 +218,12 @@ struct som_pool {
 	bool low;
 	u64 low_events;
 	struct kernfs_node *low_kn;
+	bool short_at_hand;
+	bool overcommit;
+	unsigned long store_slots;
+	unsigned long nr_lost;
+	unsigned long nr_out;
+	void (*pressure)(struct som_pool *pool);
 };
 
 /* How a claim places its blocks on nodes: the values of SOM_POLICY_*. */
@@ -224,11 +244,16 @@ enum som_claim_mode {
  * @unmovable:	take blocks only from unmovable chunks, and never move them
  * @nr_reserved: blocks reserved and not allocated yet, in all
  * @pool_link:	entry in som_pool.claims, if registered
- * @nr_lost:	reservations the pool could not keep after memory errors
- *		took the free blocks they were promised: the claim's indices
+ * @nr_lost:	reservations no block backs: the pool could not keep
+ *		them after memory errors took the free blocks they were
+ *		promised, or it promised the swap store's room (an
+ *		overcommitting pool: som_pool_reserve()). The claim's indices
  *		reserved but not filled number @nr_reserved + @nr_lost, and
  *		a fill that finds @nr_reserved at 0 takes a block only if a
  *		set has one unpromised (som_pool_alloc_block())
+ * @nr_out:	indices paged out to the swap store: promises the store
+ *		keeps, with no block and no reservation; reading one back
+ *		takes an unpromised block (som_pool_alloc_block_back())
  * @node_reserved: the same per node ([nr_node_ids]); a reservation is held
  *		on a node's set, and moves to another set at allocation time
  *		when that is where the block is wanted and the set has room
@@ -244,6 +269,7 @@ struct som_claim {
 	bool unmovable;
 	unsigned long nr_reserved;
 	unsigned long nr_lost;
+	unsigned long nr_out;
 	unsigned long *node_reserved;
 	struct list_head pool_link;
 };
@@ -251,8 +277,11 @@ struct som_claim {
 /**
  * struct som_pool_stats - a consistent snapshot of the pool's counters
  * @total_bytes:	memory managed by the pool
- * @free_bytes:		neither allocated to nor reserved by a mapping
- * @reserved_bytes:	reserved by mappings, not allocated yet
+ * @free_bytes:		neither allocated to nor reserved by a mapping;
+ *			for the whole pool, nor held for a lost reservation
+ *			or an index paged out (pool_overcommit.c)
+ * @reserved_bytes:	reserved by mappings, not allocated yet (and, for
+ *			the whole pool, those held blocks)
  * @zeroed_bytes:	free or reserved and already zeroed
  * @unmovable_total_bytes: of @total_bytes, in unmovable chunks
  * @unmovable_free_bytes: of @free_bytes, in unmovable chunks
@@ -394,11 +423,20 @@ unsigned long som_pool_alloc_block(struct som_pool *pool,
 				   struct som_claim *claim, pgoff_t idx);
 unsigned long som_pool_alloc_chunk(struct som_pool *pool,
 				   struct som_claim *claim, pgoff_t idx);
-unsigned long som_pool_alloc_block_dirty(struct som_pool *pool,
-					 struct som_claim *claim, pgoff_t idx);
+unsigned long som_pool_alloc_block_back(struct som_pool *pool,
+					struct som_claim *claim, pgoff_t idx);
 void som_pool_free_block(struct som_pool *pool, unsigned long bfn);
-void som_pool_free_block_reserved(struct som_pool *pool,
-				  struct som_claim *claim, unsigned long bfn);
+bool som_pool_short(struct som_pool *pool, struct som_claim *claim);
+bool som_pool_claim_backed(struct som_pool *pool, struct som_claim *claim);
+void som_pool_set_overcommit(struct som_pool *pool, bool on);
+void som_pool_set_store(struct som_pool *pool, unsigned long slots);
+int som_pool_drop_store(struct som_pool *pool);
+unsigned long som_pool_overcommitted(struct som_pool *pool);
+unsigned long som_pool_low_deficit(struct som_pool *pool);
+void som_pool_drop_out(struct som_pool *pool, struct som_claim *claim,
+		       unsigned long nr);
+void som_pool_free_block_out(struct som_pool *pool, struct som_claim *claim,
+			     unsigned long bfn);
 void som_pool_set_zero_ahead(struct som_pool *pool, bool on);
 void som_pool_set_free_low(struct som_pool *pool, u64 bytes);
 bool som_pool_get_low(struct som_pool *pool, u64 *bytes, u64 *events);

@@ -105,11 +105,13 @@ struct som_chunk *som_set_pick_chunk(struct som_pool *pool,
 
 /*
  * Allocate a block from @claim's reservation; zero it if @zero, else
- * prefer a dirty one (a caller that overwrites all of it).
+ * prefer a dirty one (a caller that overwrites all of it). With @back,
+ * for an index paged out: one of @claim's promises kept by the store
+ * becomes a reservation first (som_claim_back()).
  */
 static unsigned long som_pool_take_block(struct som_pool *pool,
 					 struct som_claim *claim, pgoff_t idx,
-					 bool zero)
+					 bool zero, bool back)
 {
 	const struct som_pick_pref *prefs = zero ? som_pick_fault :
 						   som_pick_copy;
@@ -123,6 +125,13 @@ static unsigned long som_pool_take_block(struct som_pool *pool,
 	for (;;) {
 		/* The block is reserved: its 128 bytes of bits cannot fail. */
 		som_pool_lock_stocked(pool, GFP_KERNEL | __GFP_NOFAIL);
+		if (back) {
+			if (!som_claim_back(pool, claim, target)) {
+				spin_unlock(&pool->lock);
+				return SOM_NO_BLOCK;
+			}
+			back = false;
+		}
 		if (!claim->nr_reserved && claim->nr_lost &&
 		    !som_claim_regain(pool, claim, target)) {
 			spin_unlock(&pool->lock);
@@ -186,28 +195,35 @@ static unsigned long som_pool_take_block(struct som_pool *pool,
 unsigned long som_pool_alloc_block(struct som_pool *pool,
 				   struct som_claim *claim, pgoff_t idx)
 {
-	return som_pool_take_block(pool, claim, idx, true);
+	return som_pool_take_block(pool, claim, idx, true, false);
 }
 EXPORT_SYMBOL_IF_KUNIT(som_pool_alloc_block);
 
 /**
- * som_pool_alloc_block_dirty() - allocate a 2 MiB block not zeroed
+ * som_pool_alloc_block_back() - allocate a block to read an index paged
+ *	out back into
  * @pool: the pool
- * @claim: the claim whose reservation the block consumes
+ * @claim: the claim of the index, one of whose paged-out promises
+ *	(struct som_claim @nr_out) the block keeps
  * @idx: the 2 MiB index of the block in its region, for interleaving
  *
- * As som_pool_alloc_block(), for a caller that writes all of the block
- * before anything maps it (a block read back from the swap store): a
- * dirty block is taken first, and what it held is not cleared.
+ * The block is taken from those no claim holds, or failing that from
+ * one of @claim's own reservations, which then becomes a lost one: the
+ * index that reservation was for is filled later, as other lost ones
+ * are. It is not zeroed (a dirty block is taken first): the caller
+ * writes all of it before anything maps it.
  *
  * Context: Process context, may sleep. Takes the pool lock.
- * Return: the block frame number, or SOM_NO_BLOCK.
+ * Return: the block frame number, or SOM_NO_BLOCK if no block is
+ * unpromised on the nodes @claim may use and it holds no reservation:
+ * a block must be paged out first (pressure.c).
  */
-unsigned long som_pool_alloc_block_dirty(struct som_pool *pool,
-					 struct som_claim *claim, pgoff_t idx)
+unsigned long som_pool_alloc_block_back(struct som_pool *pool,
+					struct som_claim *claim, pgoff_t idx)
 {
-	return som_pool_take_block(pool, claim, idx, false);
+	return som_pool_take_block(pool, claim, idx, false, true);
 }
+EXPORT_SYMBOL_IF_KUNIT(som_pool_alloc_block_back);
 
 /**
  * som_pool_alloc_chunk() - allocate a whole zeroed 1 GiB chunk
@@ -321,24 +337,20 @@ void som_pool_free_block(struct som_pool *pool, unsigned long bfn)
 EXPORT_SYMBOL_IF_KUNIT(som_pool_free_block);
 
 /**
- * som_pool_free_block_reserved() - give a block back to the pool, and get
- *	back the reservation it was allocated under
+ * som_pool_free_block_out() - give back the block of an index paged out
  * @pool: the pool
  * @claim: the claim the block was allocated for
  * @bfn: frame number of a block allocated from @pool
  *
- * For an index that keeps its promise of a block without holding one (a
- * block paged out, or one that could not be read back into). The block
- * is freed as som_pool_free_block() frees it, and in the same hold of the
- * pool lock @claim gets a reservation on the block's node, or on the
- * nearest node it may use with room; if a memory error retired the block
- * and there is no room anywhere, the reservation is lost (struct
- * som_claim), as a reservation a memory error takes is.
+ * The index's promise is kept by the store from now on (struct
+ * som_claim @nr_out): the block is freed as som_pool_free_block() frees
+ * it, unpromised, so that paging out makes room in the pool. Reading
+ * the index back takes a block again (som_pool_alloc_block_back()).
  *
  * Context: Process context, may sleep. Takes the pool lock.
  */
-void som_pool_free_block_reserved(struct som_pool *pool,
-				  struct som_claim *claim, unsigned long bfn)
+void som_pool_free_block_out(struct som_pool *pool, struct som_claim *claim,
+			     unsigned long bfn)
 {
 	unsigned int i = bfn & (SOM_BLOCKS_PER_CHUNK - 1);
 	struct som_chunk *chunk;
@@ -350,16 +362,38 @@ void som_pool_free_block_reserved(struct som_pool *pool,
 		spin_unlock(&pool->lock);
 		return;
 	}
+	/* Held for the index first: the pool is not seen freer meanwhile. */
+	som_claim_out(pool, claim, 1);
 	retired = som_pool_retire_locked(pool, bfn);
 	if (!retired)
 		som_chunk_set_block(pool, chunk, i, true, true);
-	claim->nr_lost++;
-	som_claim_regain(pool, claim, chunk->nid);
+	som_pool_check_low(pool);
 	spin_unlock(&pool->lock);
 	trace_som_free(bfn, retired);
 	if (!retired)
 		queue_work(system_dfl_wq, &pool->zero_work);
 }
+EXPORT_SYMBOL_IF_KUNIT(som_pool_free_block_out);
+
+/**
+ * som_pool_drop_out() - forget indices paged out that are being released
+ * @pool: the pool
+ * @claim: their claim
+ * @nr: how many; their slots are freed by the caller
+ *
+ * Context: Takes the pool lock.
+ */
+void som_pool_drop_out(struct som_pool *pool, struct som_claim *claim,
+		       unsigned long nr)
+{
+	spin_lock(&pool->lock);
+	if (WARN_ON_ONCE(nr > claim->nr_out))
+		nr = claim->nr_out;
+	som_claim_out(pool, claim, -(long)nr);
+	som_pool_check_low(pool);
+	spin_unlock(&pool->lock);
+}
+EXPORT_SYMBOL_IF_KUNIT(som_pool_drop_out);
 
 /**
  * som_pool_block_vaddr() - kernel address of an allocated block

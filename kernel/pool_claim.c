@@ -150,7 +150,7 @@ EXPORT_SYMBOL_IF_KUNIT(som_claim_init);
  */
 void som_claim_destroy(struct som_claim *claim)
 {
-	WARN_ON_ONCE(claim->nr_reserved || claim->nr_lost);
+	WARN_ON_ONCE(claim->nr_reserved || claim->nr_lost || claim->nr_out);
 	kfree(claim->node_reserved);
 	claim->node_reserved = NULL;
 }
@@ -167,25 +167,32 @@ EXPORT_SYMBOL_IF_KUNIT(som_claim_destroy);
  *
  * Context: Takes the pool lock.
  * Return: 0, or -ENOMEM if fewer than @nr blocks of the claim's kind on
- * the nodes it may use are neither allocated nor reserved.
+ * the nodes it may use are neither allocated nor reserved (less the lost
+ * reservations of movable claims, plus the swap store's room if the pool
+ * overcommits: pool_overcommit.c).
  */
 int som_pool_reserve(struct som_pool *pool, struct som_claim *claim,
 		     unsigned long nr)
 {
-	unsigned long avail = 0, k;
+	unsigned long spare = 0, k;
 	int nid, home = som_claim_target(claim, 0);
 
 	spin_lock(&pool->lock);
 	for (nid = 0; nid < nr_node_ids; nid++)
 		if (som_claim_allows(claim, nid))
-			avail += som_set_spare(som_pool_set(pool, nid,
+			spare += som_set_spare(som_pool_set(pool, nid,
 							    claim->unmovable));
-	if (nr > avail) {
+	if (nr > som_pool_avail(pool, claim, spare)) {
 		spin_unlock(&pool->lock);
 		trace_som_reserve(nr, -ENOMEM);
 		return -ENOMEM;
 	}
 	trace_som_reserve(nr, 0);
+	/* What the sets cannot back, the store's room does. */
+	if (nr > spare) {
+		som_claim_lose(pool, claim, nr - spare);
+		nr = spare;
+	}
 	claim->nr_reserved += nr;
 	for (nid = som_next_node(home, NUMA_NO_NODE); nid < nr_node_ids;
 	     nid = som_next_node(home, nid)) {
@@ -288,7 +295,7 @@ void som_pool_unreserve(struct som_pool *pool, struct som_claim *claim,
 	spin_lock(&pool->lock);
 	/* Reservations the pool lost go first: they back nothing. */
 	k = min(nr, claim->nr_lost);
-	claim->nr_lost -= k;
+	som_claim_lose(pool, claim, -(long)k);
 	nr -= k;
 	if (WARN_ON_ONCE(nr > claim->nr_reserved))
 		nr = claim->nr_reserved;
@@ -331,7 +338,7 @@ bool som_claim_shed(struct som_pool *pool, struct som_claim *claim, int nid,
 	som_pool_set(pool, nid, unmovable)->nr_reserved--;
 	claim->node_reserved[nid]--;
 	claim->nr_reserved--;
-	claim->nr_lost++;
+	som_claim_lose(pool, claim, 1);
 	return true;
 }
 
@@ -388,7 +395,7 @@ bool som_claim_regain(struct som_pool *pool, struct som_claim *claim,
 		set->nr_reserved++;
 		claim->node_reserved[nid]++;
 		claim->nr_reserved++;
-		claim->nr_lost--;
+		som_claim_lose(pool, claim, -1);
 		return true;
 	}
 	return false;

@@ -86,6 +86,16 @@ bool som_claim_regain(struct som_pool *pool, struct som_claim *claim,
 bool som_claim_shed(struct som_pool *pool, struct som_claim *claim, int nid,
 		    bool unmovable);
 
+/* pool_overcommit.c: promises beyond the pool's blocks */
+void som_claim_lose(struct som_pool *pool, struct som_claim *claim, long nr);
+void som_claim_out(struct som_pool *pool, struct som_claim *claim, long nr);
+bool som_claim_back(struct som_pool *pool, struct som_claim *claim,
+		    int target);
+unsigned long som_pool_avail(struct som_pool *pool,
+			     const struct som_claim *claim,
+			     unsigned long spare);
+bool som_pool_keeps_promises(struct som_pool *pool, unsigned long gone);
+
 /* pool_zero.c: zeroing */
 void som_pool_zero_block(struct som_pool *pool, struct som_chunk *chunk,
 			 unsigned int i, bool ahead);

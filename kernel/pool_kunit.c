@@ -820,6 +820,83 @@ static int som_pool_test_init(struct kunit *test)
  * A failed poison case can leave chunk 0 out of the pool, or in it with a
  * retired block, or remembered: put it back whole.
  */
+/*
+ * Overcommit (pool_overcommit.c), with a store of 8 slots: off, nothing
+ * past the pool; on, the pool plus 7. A block paged out gives its place
+ * to the claim that needs one, reading it back takes an unpromised
+ * block, and the pool's counters say what is promised beyond it.
+ */
+static void som_pool_test_overcommit_promises_the_store(struct kunit *test)
+{
+	unsigned long total = som_test_blocks(), a, b;
+	struct som_pool *pool = &som_test_pool;
+	struct som_pool_stats stats;
+
+	som_pool_set_store(pool, 8);
+	KUNIT_EXPECT_EQ(test, -ENOMEM, som_test_reserve(total + 1));
+	som_pool_set_overcommit(pool, true);
+	KUNIT_EXPECT_EQ(test, -ENOMEM, som_test_reserve(total + 8));
+	KUNIT_ASSERT_EQ(test, 0, som_test_reserve(total + 7));
+	KUNIT_EXPECT_EQ(test, 7, som_test_claim.nr_lost);
+	KUNIT_EXPECT_EQ(test, 7, som_pool_overcommitted(pool));
+	KUNIT_EXPECT_EQ(test, -ENOMEM,
+			som_test_reserve_for(&som_test_other, 1));
+	stats = som_test_stats();
+	KUNIT_EXPECT_EQ(test, 0, stats.free_bytes);
+	KUNIT_EXPECT_EQ(test, som_test_total(), stats.reserved_bytes);
+	/* The store cannot go while it keeps promises. */
+	KUNIT_EXPECT_EQ(test, -EBUSY, som_pool_drop_store(pool));
+	som_test_unreserve(total + 7);
+	KUNIT_EXPECT_EQ(test, 0, som_test_claim.nr_lost);
+
+	/* Unmovable claims get no room. */
+	som_test_policy(&som_test_other, SOM_CLAIM_LOCAL, 0, true);
+	KUNIT_EXPECT_EQ(test, -ENOMEM,
+			som_test_reserve_for(&som_test_other, 1));
+	som_test_policy(&som_test_other, SOM_CLAIM_LOCAL, 0, false);
+
+	/* One block left unpromised, and 8 promised past it. */
+	KUNIT_ASSERT_EQ(test, 0, som_test_reserve_for(&som_test_other,
+						      total - 1));
+	KUNIT_ASSERT_EQ(test, 0, som_test_reserve(8));
+	KUNIT_EXPECT_EQ(test, 7, som_test_claim.nr_lost);
+	a = som_test_alloc_block();
+	KUNIT_ASSERT_TRUE(test, som_test_owns(a));
+	/* Paged out: its block is free, its promise the store's. */
+	__clear_bit(som_test_index(a), som_test_taken);
+	som_pool_free_block_out(pool, &som_test_claim, a);
+	KUNIT_EXPECT_EQ(test, 1, som_test_claim.nr_out);
+	KUNIT_EXPECT_EQ(test, 7, som_pool_overcommitted(pool));
+	KUNIT_EXPECT_EQ(test, 0, som_test_stats().free_bytes);
+	/* A lost reservation takes the place... */
+	b = som_test_alloc_block();
+	KUNIT_ASSERT_TRUE(test, som_test_owns(b));
+	KUNIT_EXPECT_EQ(test, 6, som_test_claim.nr_lost);
+	KUNIT_EXPECT_EQ(test, 7, som_pool_overcommitted(pool));
+	/* ...so reading back must wait for a page-out. */
+	KUNIT_EXPECT_EQ(test, SOM_NO_BLOCK,
+			som_pool_alloc_block_back(pool, &som_test_claim, 1));
+	KUNIT_EXPECT_TRUE(test, som_pool_short(pool, &som_test_claim));
+	__clear_bit(som_test_index(b), som_test_taken);
+	som_pool_free_block_out(pool, &som_test_claim, b);
+	a = som_pool_alloc_block_back(pool, &som_test_claim, 1);
+	KUNIT_ASSERT_TRUE(test, som_test_owns(a));
+	__set_bit(som_test_index(a), som_test_taken);
+	KUNIT_EXPECT_EQ(test, 1, som_test_claim.nr_out);
+	KUNIT_EXPECT_EQ(test, 7, som_pool_overcommitted(pool));
+
+	som_test_free_block(a);
+	som_pool_drop_out(pool, &som_test_claim, 1);
+	som_test_unreserve(6);
+	som_test_unreserve_for(&som_test_other, total - 1);
+	KUNIT_EXPECT_EQ(test, 0, som_test_claim.nr_lost);
+	KUNIT_EXPECT_EQ(test, 0, som_pool_overcommitted(pool));
+	/* Off: the store may go, and its room goes with it. */
+	som_pool_set_overcommit(pool, false);
+	KUNIT_EXPECT_EQ(test, 0, som_pool_drop_store(pool));
+	KUNIT_EXPECT_EQ(test, -ENOMEM, som_test_reserve(total + 1));
+}
+
 static void som_test_unpoison_chunk0(struct kunit *test)
 {
 	phys_addr_t phys = som_test_chunk_phys(0);
@@ -849,8 +926,14 @@ static void som_pool_test_exit(struct kunit *test)
 		return;
 	for_each_set_bit(i, som_test_taken, som_test_blocks())
 		som_test_free_block((base >> SOM_BLOCK_SHIFT) + i);
-	som_test_unreserve_for(&som_test_claim, som_test_claim.nr_reserved);
-	som_test_unreserve_for(&som_test_other, som_test_other.nr_reserved);
+	som_pool_drop_out(&som_test_pool, &som_test_claim,
+			  som_test_claim.nr_out);
+	som_test_unreserve_for(&som_test_claim, som_test_claim.nr_reserved +
+			       som_test_claim.nr_lost);
+	som_test_unreserve_for(&som_test_other, som_test_other.nr_reserved +
+			       som_test_other.nr_lost);
+	som_pool_set_overcommit(&som_test_pool, false);
+	som_pool_set_store(&som_test_pool, 0);
 	som_test_policy(&som_test_claim, SOM_CLAIM_LOCAL, 0, false);
 	som_test_policy(&som_test_other, SOM_CLAIM_LOCAL, 0, false);
 	som_pool_set_free_low(&som_test_pool, 0);
@@ -941,6 +1024,7 @@ static struct kunit_case som_pool_test_cases[] = {
 	KUNIT_CASE(som_pool_test_a_chunk_set_aside_still_counts),
 	KUNIT_CASE(som_pool_test_blocks_follow_the_policy),
 	KUNIT_CASE(som_pool_test_unmovable_chunks_are_kept_apart),
+	KUNIT_CASE(som_pool_test_overcommit_promises_the_store),
 	{}
 };
 

@@ -11,6 +11,7 @@
  */
 #include <kunit/visibility.h>
 #include <linux/kernfs.h>
+#include <linux/math.h>
 #include <linux/numa.h>
 #include <linux/spinlock.h>
 
@@ -21,21 +22,38 @@
  * Called wherever the pool's free or reserved counts change; within one
  * hold of the lock it may see a state the hold undoes before it ends,
  * which costs a reader one wakeup that finds nothing new.
+ *
+ * Free is what free_bytes says: free blocks less those held for lost
+ * reservations and blocks paged out (pool_overcommit.c). An
+ * overcommitting pool's worker (pressure.c) looks at the free blocks
+ * themselves, held or not, which paging out adds to: it is started when
+ * those go under the watermark.
  */
 void som_pool_check_low(struct som_pool *pool)
 {
-	u64 watermark = pool->free_low_bytes, free = 0;
-	bool low;
+	u64 watermark = pool->free_low_bytes, free = 0, movable = 0, spare;
+	bool low, short_at_hand;
 	int n;
 
 	lockdep_assert_held(&pool->lock);
 	if (!watermark && !pool->low)
 		return;
 	/* A set whose chunk is set aside may briefly hold fewer. */
-	for (n = 0; watermark && n < nr_node_ids * 2; n++)
-		if (pool->sets[n].nr_free > pool->sets[n].nr_reserved)
-			free += (u64)som_set_spare(&pool->sets[n]) *
-				SOM_BLOCK_SIZE;
+	for (n = 0; watermark && n < nr_node_ids * 2; n++) {
+		if (pool->sets[n].nr_free <= pool->sets[n].nr_reserved)
+			continue;
+		spare = (u64)som_set_spare(&pool->sets[n]) * SOM_BLOCK_SIZE;
+		free += spare;
+		if (n % 2 == 0)
+			movable += spare;
+	}
+	short_at_hand = movable < watermark;
+	if (short_at_hand && !pool->short_at_hand && pool->overcommit &&
+	    pool->store_slots && pool->pressure)
+		pool->pressure(pool);
+	pool->short_at_hand = short_at_hand;
+	free -= min(movable, (u64)(pool->nr_lost + pool->nr_out) *
+			     SOM_BLOCK_SIZE);
 	low = free < watermark;
 	if (low == pool->low)
 		return;
@@ -44,6 +62,35 @@ void som_pool_check_low(struct som_pool *pool)
 		pool->low_events++;
 	if (pool->low_kn)
 		kernfs_notify(pool->low_kn);
+}
+
+/**
+ * som_pool_low_deficit() - how far under its watermark an overcommitting
+ *	pool is
+ * @pool: the pool
+ *
+ * What paging out should free (pressure.c): the unpromised movable blocks
+ * missing to the watermark, rounded up; 0 while the pool is not low, does
+ * not overcommit or has no swap store.
+ *
+ * Context: Takes the pool lock.
+ * Return: a number of blocks.
+ */
+unsigned long som_pool_low_deficit(struct som_pool *pool)
+{
+	u64 free = 0, watermark;
+	int n;
+
+	spin_lock(&pool->lock);
+	watermark = pool->overcommit && pool->store_slots ?
+		    pool->free_low_bytes : 0;
+	for (n = 0; watermark && n < nr_node_ids; n++)
+		free += (u64)som_set_spare(som_pool_set(pool, n, false)) *
+			SOM_BLOCK_SIZE;
+	spin_unlock(&pool->lock);
+	if (free >= watermark)
+		return 0;
+	return DIV_ROUND_UP_ULL(watermark - free, SOM_BLOCK_SIZE);
 }
 
 /**

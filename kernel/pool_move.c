@@ -64,6 +64,7 @@ static bool som_pool_covers_reservations(struct som_pool *pool)
 int som_pool_isolate_owner_locked(struct som_pool *pool,
 				  const void *owner)
 {
+	unsigned long gone = 0;
 	struct som_chunk *chunk;
 	bool ok;
 
@@ -71,6 +72,22 @@ int som_pool_isolate_owner_locked(struct som_pool *pool,
 	list_for_each_entry(chunk, &pool->chunks, list)
 		if (chunk->owner == owner && chunk->assembling)
 			return -EBUSY;
+	/*
+	 * Nor may the pool promise more than what is left and its swap
+	 * store hold (pool_overcommit.c): the owner's movable blocks go,
+	 * the free ones now and the allocated ones into unpromised blocks
+	 * elsewhere; also while the store is being removed, with blocks
+	 * still in it. (Without a store, only memory errors make promises
+	 * the pool cannot keep, and they do not hold a source back.)
+	 */
+	list_for_each_entry(chunk, &pool->chunks, list)
+		if (chunk->owner == owner && !chunk->unmovable)
+			gone += chunk->isolated ?
+				SOM_BLOCKS_PER_CHUNK - chunk->nr_free :
+				SOM_BLOCKS_PER_CHUNK;
+	if ((pool->store_slots || pool->nr_out) &&
+	    !som_pool_keeps_promises(pool, gone))
+		return -EBUSY;
 	/*
 	 * A trial, on the sets' counts alone: it must not look like free
 	 * memory coming and going (som_pool_check_low()).

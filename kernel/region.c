@@ -327,7 +327,7 @@ err_uncharge:
 static void som_region_release(struct som_region *region, pgoff_t first,
 			       pgoff_t last)
 {
-	unsigned long entry, nr_reserved = 0, nr_freed = 0;
+	unsigned long entry, nr_reserved = 0, nr_freed = 0, nr_out;
 	pgoff_t idx = first;
 
 	lockdep_assert_held(&region->lock);
@@ -347,7 +347,11 @@ static void som_region_release(struct som_region *region, pgoff_t first,
 			break;
 	}
 	som_table_clear(&region->table, first, last);
-	som_region_drop_swap(region, first, last);
+	/* Indices paged out are reserved in the table, not in the pool. */
+	nr_out = som_region_drop_swap(region, first, last);
+	nr_reserved -= nr_out;
+	if (nr_out)
+		som_pool_drop_out(region->pool, &region->claim, nr_out);
 	som_region_unpoison(region, first << SOM_PAGES_PER_BLOCK_SHIFT,
 			    last >= ULONG_MAX >> SOM_PAGES_PER_BLOCK_SHIFT ?
 			    ULONG_MAX : ((last + 1) << SOM_PAGES_PER_BLOCK_SHIFT) - 1,
@@ -355,8 +359,9 @@ static void som_region_release(struct som_region *region, pgoff_t first,
 	if (nr_reserved)
 		som_pool_unreserve(region->pool, &region->claim,
 				   nr_reserved);
-	if (nr_reserved + nr_freed)
-		som_charge_undo(&region->charges, nr_reserved + nr_freed);
+	if (nr_reserved + nr_freed + nr_out)
+		som_charge_undo(&region->charges,
+				nr_reserved + nr_freed + nr_out);
 }
 
 /**
@@ -566,9 +571,11 @@ static void som_region_renew(struct som_region *region, pgoff_t idx,
  *
  * Context: Process context, may sleep (it may zero 2 MiB, or read it from
  * the swap store). Caller holds the region lock.
- * Return: 0, -EFAULT if nothing maps @idx, -ENOMEM; for an index paged
- * out, -EIO if the store could not give the data back, -EINTR if a fatal
- * signal stopped the read (the index stays paged out either way).
+ * Return: 0, -EFAULT if nothing maps @idx, -ENOMEM; -EAGAIN if the
+ * pool overcommits and has no block for @idx until another is paged out
+ * (pressure.c); for an index paged out, -EIO if the store could not give
+ * the data back, -EINTR if a fatal signal stopped the read (the index
+ * stays paged out either way).
  */
 int som_region_fill(struct som_region *region, pgoff_t idx,
 		    unsigned long *bfn)
@@ -603,19 +610,20 @@ int som_region_fill(struct som_region *region, pgoff_t idx,
 	/* A block read back from the store is written whole: not zeroed. */
 	swapped = som_region_swapped(region, idx, idx);
 	if (swapped)
-		block = som_pool_alloc_block_dirty(region->pool, &region->claim,
-						   idx);
+		block = som_pool_alloc_block_back(region->pool, &region->claim,
+						  idx);
 	else
 		block = som_pool_alloc_block(region->pool, &region->claim, idx);
 	if (block == SOM_NO_BLOCK) {
 		som_table_tidy(&region->table, idx);
-		return -ENOMEM;
+		return som_pool_short(region->pool, &region->claim) ?
+		       -EAGAIN : -ENOMEM;
 	}
 	if (swapped) {
 		err = som_region_swap_in(region, idx, block);
 		if (err) {
-			som_pool_free_block_reserved(region->pool,
-						     &region->claim, block);
+			som_pool_free_block_out(region->pool, &region->claim,
+						block);
 			som_table_tidy(&region->table, idx);
 			return err;
 		}
@@ -974,8 +982,8 @@ static int som_region_set_size(struct som_region *region, loff_t size)
  * and the region lock, and when shrinking a mapped file, the owner's
  * mmap_lock for write.
  * Return: 0, or -ENOMEM if the pool cannot reserve the memory; -EIO or
- * -EINTR if a block to zero in part could not be read back (nothing
- * changed).
+ * -EINTR if a block to zero in part could not be read back, -EAGAIN if
+ * it needs a page-out first (som_region_fill(); nothing changed).
  */
 int som_region_resize(struct som_region *region, loff_t size)
 {
@@ -1026,8 +1034,11 @@ void som_region_resize_back(struct som_region *region, loff_t size)
  *
  * Context: Process context, may sleep (it zeroes memory the worker has not
  * zeroed yet). Caller holds the region lock.
- * Return: 0; -ENOMEM if the pool cannot reserve the holes; -EINTR if a
- * fatal signal stopped it (what was done stays done).
+ * Indices paged out are left in the store: their memory is there.
+ *
+ * Return: 0; -ENOMEM if the pool cannot reserve the holes; -EAGAIN if
+ * it overcommits and a block must be paged out first; -EINTR if a fatal
+ * signal stopped it (what was done stays done).
  */
 int som_region_allocate(struct som_region *region, loff_t from, loff_t to)
 {
@@ -1043,6 +1054,15 @@ int som_region_allocate(struct som_region *region, loff_t from, loff_t to)
 	if (err)
 		return err;
 	while (idx <= last) {
+		/*
+		 * An index paged out has its memory, in the store: reading
+		 * it back could take the block a page-out of the range's
+		 * own memory just freed, again and again (pressure.c).
+		 */
+		if (som_region_swapped(region, idx, idx)) {
+			idx++;
+			continue;
+		}
 		if (IS_ALIGNED(idx, SOM_BLOCKS_PER_CHUNK) &&
 		    last - idx >= SOM_BLOCKS_PER_CHUNK - 1) {
 			err = som_region_fill_chunk(region, idx, &bfn);
@@ -1078,8 +1098,8 @@ ALLOW_ERROR_INJECTION(som_region_allocate, ERRNO);
  *
  * Context: Process context, may sleep. Caller holds the region lock and,
  * if the file is mapped, the owner's mmap_lock for write.
- * Return: 0; -EIO, -EINTR or -ENOMEM if a block at either end could not
- * be read back (nothing changed).
+ * Return: 0; -EIO, -EINTR, -ENOMEM or -EAGAIN (som_region_fill()) if a
+ * block at either end could not be read back (nothing changed).
  */
 int som_region_punch(struct som_region *region, loff_t from, loff_t to)
 {

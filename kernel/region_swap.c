@@ -8,9 +8,12 @@
  *	                            |
  *	                            +-- release --> absent, slot free
  *
- * The reservation stays so that reading the block back never finds the
- * pool without room for it: paging out frees the block itself, not the
- * promise of one. Everything here runs under the region lock, which a
+ * The promise of a block stays with the index, kept by the store rather
+ * than by a reservation (struct som_claim @nr_out, pool_overcommit.c):
+ * without overcommit, the pool leaves a place for it, so reading the
+ * block back never finds the pool without room; with overcommit, that
+ * place may have gone to another mapping, and reading back may wait for
+ * a page-out. Everything here runs under the region lock, which a
  * fault holds from looking an index up until its entry is in: a fault on
  * an index being paged out waits, and then reads it back.
  */
@@ -60,7 +63,7 @@ int som_region_page_out(struct som_region *region, pgoff_t idx,
 	som_table_set(&region->table, idx, SOM_TABLE_RESERVED,
 		      GFP_KERNEL_ACCOUNT | __GFP_NOFAIL);
 	som_region_count(region, -1);
-	som_pool_free_block_reserved(region->pool, &region->claim, bfn);
+	som_pool_free_block_out(region->pool, &region->claim, bfn);
 	return 0;
 
 err_put:
@@ -122,18 +125,22 @@ int som_region_swap_in(struct som_region *region, pgoff_t idx,
  * @last: last index
  *
  * Context: Caller holds the region lock.
+ * Return: the number of slots freed: the caller gives up as many
+ * promises kept by the store (som_pool_drop_out()).
  */
-void som_region_drop_swap(struct som_region *region, pgoff_t first,
-			  pgoff_t last)
+unsigned long som_region_drop_swap(struct som_region *region, pgoff_t first,
+				   pgoff_t last)
 {
-	unsigned long idx;
+	unsigned long idx, nr = 0;
 	void *entry;
 
 	lockdep_assert_held(&region->lock);
 	xa_for_each_range(&region->swap, idx, entry, first, last) {
 		xa_erase(&region->swap, idx);
 		som_swap_put_slot(xa_to_value(entry));
+		nr++;
 	}
+	return nr;
 }
 
 /**

@@ -26,6 +26,7 @@
 #include <linux/falloc.h>
 #include <linux/file.h>
 #include <linux/fs.h>
+#include <linux/kstrtox.h>
 #include <linux/magic.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
@@ -369,6 +370,7 @@ long som_ioctl_swap_add(struct som_swap_args __user *uarg)
 	spin_lock(&som_swap_lock);
 	som_swap_store = s;
 	spin_unlock(&som_swap_lock);
+	som_pool_set_store(&som_pool, s->nr_slots);
 	mutex_unlock(&som_swap_mutex);
 	fput(file);
 	return 0;
@@ -440,7 +442,17 @@ long som_ioctl_swap_remove(void)
 		mutex_unlock(&som_swap_mutex);
 		return -ENOENT;
 	}
+	/*
+	 * No promise may count on it any more, and none may need it now:
+	 * checked with no migration holding a block it has not placed yet.
+	 */
 	mutex_lock(&som_migrate_mutex);
+	err = som_pool_drop_store(&som_pool);
+	if (err) {
+		mutex_unlock(&som_migrate_mutex);
+		mutex_unlock(&som_swap_mutex);
+		return err;
+	}
 	spin_lock(&som_swap_lock);
 	s->going = true;
 	spin_unlock(&som_swap_lock);
@@ -464,6 +476,8 @@ long som_ioctl_swap_remove(void)
 	else
 		som_swap_store = NULL;
 	spin_unlock(&som_swap_lock);
+	if (err)
+		som_pool_set_store(&som_pool, s->nr_slots);
 	mutex_unlock(&som_swap_mutex);
 	if (!err)
 		som_swap_free(s);
@@ -477,7 +491,15 @@ long som_ioctl_swap_remove(void)
  */
 int som_swap_init(void)
 {
-	return som_swap_io_init();
+	int err;
+
+	err = som_swap_io_init();
+	if (err)
+		return err;
+	err = som_pressure_init();
+	if (err)
+		som_swap_io_exit();
+	return err;
 }
 
 /**
@@ -498,6 +520,7 @@ void som_swap_exit(void)
 		WARN_ON_ONCE(s->nr_used);
 		som_swap_free(s);
 	}
+	som_pressure_exit();
 	som_swap_io_exit();
 }
 
@@ -567,12 +590,49 @@ static ssize_t reclaim_store(struct kobject *kobj, struct kobj_attribute *attr,
 	bytes = memparse(buf, &end);
 	if (end == buf || (*end && *end != '\n'))
 		return -EINVAL;
-	err = som_reclaim(bytes, &done);
+	err = som_reclaim(bytes, NULL, &done);
 	atomic_long_add(done, &som_swap_stats.reclaimed_bytes);
 	return err ? err : count;
 }
 
 static struct kobj_attribute som_swap_reclaim_attr = __ATTR_WO(reclaim);
+
+static ssize_t overcommit_show(struct kobject *kobj,
+			       struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%d\n", READ_ONCE(som_pool.overcommit));
+}
+
+/* Whether the pool may promise the store's room too (pool_overcommit.c). */
+static ssize_t overcommit_store(struct kobject *kobj,
+				struct kobj_attribute *attr,
+				const char *buf, size_t count)
+{
+	bool on;
+	int err;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	err = kstrtobool(buf, &on);
+	if (err)
+		return err;
+	som_pool_set_overcommit(&som_pool, on);
+	return count;
+}
+
+static struct kobj_attribute som_swap_overcommit_attr = __ATTR_RW(overcommit);
+
+static ssize_t overcommitted_bytes_show(struct kobject *kobj,
+					struct kobj_attribute *attr,
+					char *buf)
+{
+	return sysfs_emit(buf, "%llu\n",
+			  (u64)som_pool_overcommitted(&som_pool) <<
+			  SOM_BLOCK_SHIFT);
+}
+
+static struct kobj_attribute som_swap_overcommitted_attr =
+	__ATTR_RO(overcommitted_bytes);
 
 static struct kobj_attribute som_swap_size_attr = __ATTR_RO(size_bytes);
 static struct kobj_attribute som_swap_used_attr = __ATTR_RO(used_bytes);
@@ -588,6 +648,12 @@ static struct attribute *som_swap_attrs[] = {
 	&som_swap_read_errors_attr.attr,
 	&som_swap_reclaim_attr.attr,
 	&som_swap_reclaimed_bytes_attr.attr,
+	&som_swap_overcommit_attr.attr,
+	&som_swap_overcommitted_attr.attr,
+	&som_pressure_passes_attr.attr,
+	&som_pressure_reclaimed_bytes_attr.attr,
+	&som_pressure_waits_attr.attr,
+	&som_pressure_failures_attr.attr,
 	NULL,
 };
 

@@ -7,10 +7,12 @@
 #ifndef _SOM_SWAP_H
 #define _SOM_SWAP_H
 
+#include <linux/nodemask.h>
 #include <linux/sysfs.h>
 #include <linux/types.h>
 
 struct file;
+struct som_claim;
 struct som_region;
 struct som_swap_args;
 struct som_pageout;
@@ -41,13 +43,25 @@ bool som_region_swapped(struct som_region *region, pgoff_t first,
 			pgoff_t last);
 int som_region_swap_in(struct som_region *region, pgoff_t idx,
 		       unsigned long bfn);
-void som_region_drop_swap(struct som_region *region, pgoff_t first,
-			  pgoff_t last);
+unsigned long som_region_drop_swap(struct som_region *region, pgoff_t first,
+				   pgoff_t last);
 int som_region_read_back(struct som_region *region);
 
 /* pageout.c: SOM_IOC_PAGEOUT, and the administrator's reclaim */
 long som_ioctl_pageout(struct som_region *region,
 		       struct som_pageout __user *uarg);
-int som_reclaim(u64 bytes, u64 *done);
+int som_reclaim(u64 bytes, const nodemask_t *nodes, u64 *done);
+
+/* pressure.c: paging out when an overcommitting pool runs short */
+unsigned long som_pressure_kick(unsigned long blocks,
+				const struct som_claim *claim);
+void som_pressure_wait(unsigned long pass);
+bool som_pressure_hopeless(void);
+int som_pressure_init(void);
+void som_pressure_exit(void);
+extern struct kobj_attribute som_pressure_passes_attr;
+extern struct kobj_attribute som_pressure_reclaimed_bytes_attr;
+extern struct kobj_attribute som_pressure_waits_attr;
+extern struct kobj_attribute som_pressure_failures_attr;
 
 #endif /* _SOM_SWAP_H */

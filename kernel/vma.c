@@ -16,6 +16,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/file.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
 #include <linux/pagemap.h>
@@ -25,6 +26,7 @@
 #include "region.h"
 #include "som.h"
 #include "som_trace.h"
+#include "swap.h"
 
 struct som_fault_stats som_fault_stats;
 
@@ -120,6 +122,41 @@ static vm_fault_t som_fault_error(int err)
 }
 
 /*
+ * -EAGAIN: an overcommitting pool has no block for the fault until
+ * another is paged out (pool_overcommit.c), which needs the locks the
+ * fault holds (its mm's or its VMA's, and for the fault's own memory the
+ * region's). Ask for a pass of reclaim (pressure.c), drop them, wait for
+ * the pass killably and have the core fault again, as a fault waiting
+ * for I/O does. A fault that already waited and finds that the pass
+ * paged out nothing, or that may not drop its locks, gets SIGBUS: no
+ * movable block is left to make room (or the store is full). With
+ * FAULT_FLAG_RETRY_NOWAIT, the core retries with the locks still held.
+ */
+static vm_fault_t som_fault_wait(struct vm_fault *vmf)
+{
+	struct som_region *region = vmf->vma->vm_private_data;
+	struct file *file;
+	unsigned long pass;
+
+	if (!(vmf->flags & FAULT_FLAG_ALLOW_RETRY) ||
+	    ((vmf->flags & FAULT_FLAG_TRIED) && som_pressure_hopeless()))
+		return VM_FAULT_SIGBUS;
+	pass = som_pressure_kick(1, &region->claim);
+	if (vmf->flags & FAULT_FLAG_RETRY_NOWAIT)
+		return VM_FAULT_RETRY;
+	/*
+	 * Once the lock is dropped the VMA may go, and with its file the
+	 * last reference to the module this sleeps in: hold the file.
+	 */
+	file = get_file(vmf->vma->vm_file);
+	release_fault_lock(vmf);
+	som_pressure_wait(pass);
+	fput(file);
+	/* Major: the core then faults again as FAULT_FLAG_TRIED. */
+	return VM_FAULT_RETRY | VM_FAULT_MAJOR;
+}
+
+/*
  * Insert a 1 GiB or 2 MiB entry for @pfn. The region lock is held, so no
  * other som fault or zap changes the entry read here (the core's
  * vmf->orig_pmd was read before the lock was taken). The core may still
@@ -180,6 +217,8 @@ static vm_fault_t som_fault_huge(struct vm_fault *vmf, unsigned int order)
 		err = som_region_block(region, pgoff, 1UL << order, &pfn);
 	ret = err ? som_fault_error(err) : som_fault_insert(vmf, order, pfn);
 	som_region_unlock(region);
+	if (err == -EAGAIN)
+		ret = som_fault_wait(vmf);
 	som_fault_trace(vmf, order, pfn, ret, start);
 	return ret;
 }
@@ -216,7 +255,7 @@ static vm_fault_t som_fault_pte(struct vm_fault *vmf)
 	err = som_region_block(region, vmf->pgoff, 1, &pfn);
 	if (err) {
 		som_region_unlock(region);
-		ret = som_fault_error(err);
+		ret = err == -EAGAIN ? som_fault_wait(vmf) : som_fault_error(err);
 		som_fault_trace(vmf, 0, 0, ret, start);
 		return ret;
 	}

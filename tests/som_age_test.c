@@ -548,7 +548,7 @@ static void *compactor(void *arg)
 	struct racer *r = arg;
 
 	while (!r->stop) {
-		som_sysfs_write("compact", "1");
+		som_sysfs_write("migration/compact", "1");
 		usleep(10 * 1000);
 	}
 	return NULL;

@@ -15,6 +15,7 @@
 
 #include "kselftest_harness.h"
 #include "som_util.h"
+#include "som_pool_util.h"
 
 #define STORE_SIZE	(256 * MiB)
 #define SWAP		"swap/"
@@ -472,10 +473,11 @@ TEST_F_TIMEOUT(swap, a_task_killed_while_reading_back_dies, 600)
 }
 
 /*
- * A growing fallocate() that fails reading a block back (fail_function
- * makes every read of the store fail, debug tier) leaves the size as it
- * was: before the fix its undo read back the block at the old end too,
- * failed the same way, and the file stayed grown.
+ * A growing fallocate() that fails once the size has grown (fail_function
+ * makes som_region_allocate() fail, debug tier) leaves the size as it
+ * was, with a block paged out at the old end and every read of the store
+ * failing: before the fix its undo read back the block at the old end,
+ * failed, and the file stayed grown.
  */
 TEST_F(swap, a_failed_growing_fallocate_keeps_the_size)
 {
@@ -498,12 +500,15 @@ TEST_F(swap, a_failed_growing_fallocate_keeps_the_size)
 	ASSERT_EQ(0, som_write_file(FEI "inject", "som_swap_read"));
 	snprintf(val, sizeof(val), "%#lx", (unsigned long)-EIO);
 	ASSERT_EQ(0, som_write_file(FEI "som_swap_read/retval", val));
+	ASSERT_EQ(0, som_write_file(FEI "inject", "som_region_allocate"));
+	snprintf(val, sizeof(val), "%#lx", (unsigned long)-ENOMEM);
+	ASSERT_EQ(0, som_write_file(FEI "som_region_allocate/retval", val));
 	ASSERT_EQ(0, som_write_file(FEI "probability", "100"));
 	ASSERT_EQ(0, som_write_file(FEI "interval", "1"));
 	ASSERT_EQ(0, som_write_file(FEI "times", "-1"));
 	err = fallocate(fd, 0, 0, 64 * MiB) ? errno : 0;
 	som_write_file(FEI "inject", "\n");
-	EXPECT_EQ(EIO, err);
+	EXPECT_EQ(ENOSPC, err);
 	ASSERT_EQ(0, fstat(fd, &st));
 	EXPECT_EQ((long long)len, (long long)st.st_size);
 	p = som_map_shared(fd, len);
@@ -781,6 +786,559 @@ TEST_F_TIMEOUT(swap, writers_lose_nothing_to_pageouts, 1200)
 	EXPECT_LT(0, total);
 	ASSERT_EQ(0, munmap(p, len));
 	EXPECT_EQ(0, swap_stat("used_bytes"));
+}
+
+/*
+ * Everything that changes a region, beside page-outs. A pager thread
+ * pages out random 2 MiB pieces of three regions (SOM_IOC_PAGEOUT) and
+ * now and then reclaims 8 MiB of every process's memory (swap/reclaim),
+ * while:
+ *
+ *  - four threads fill and check their own blocks of a /dev/som mapping,
+ *    with a new pattern each round;
+ *  - a thread unmaps pieces of a second /dev/som mapping and maps them
+ *    again (munmap() and mmap() into the hole, or MAP_FIXED over them):
+ *    a new piece reads zeros, the others keep their data;
+ *  - a thread punches whole blocks and parts of blocks out of a som file,
+ *    and truncates it and grows it back: what it cut reads zeros, the
+ *    rest keeps its data;
+ *  - a thread moves the three regions' blocks between node 0 and another
+ *    node (SOM_IOC_POLICY; the spare range is added for it when the pool
+ *    has one node, and without one the flips move nothing) and runs
+ *    compaction passes (no region here is a GiB for it to assemble: it
+ *    takes the regions' locks, as page-outs and moves do);
+ *  - each round the main thread forks a child, which has none of the
+ *    parent's som mappings and may not page out its regions, and starts
+ *    another that maps som memory of its own, pages some of it out, and
+ *    exits or is SIGKILLed while it reads it back and pages it out again.
+ *
+ * Each checker only checks what no other thread changes, and notes the
+ * first bad offset. No write is lost, every child ends in time with the
+ * status it should, and once everything is unmapped and closed the store
+ * is empty and the pool's reservations are back.
+ */
+#define MIX_ROUNDS		24
+#define MIX_WRITERS		4
+#define MIX_WRITER_LEN		(3 * 2 * MiB)
+#define MIX_PIECES		8	/* of the munmap()ped mapping */
+#define MIX_BLOCKS		16	/* of the som file */
+#define MIX_CHILD_LEN		(16 * MiB)
+#define MIX_CHILD_FILE		(4 * MiB)
+#define MIX_SPARE		"swap-spare"
+
+struct mix {
+	int stop;
+	int wfd, cfd, ffd;		/* writers', unmapper's, som file */
+	char *w, *c, *f;
+	int nid;			/* the other node, or -1 */
+
+	/* the pager */
+	long long paged, pageouts, busy, reclaims;
+	long perrors;
+	int first_perror;
+
+	/* the unmapper: each piece's pattern; 0 once it is gone for good */
+	uint64_t cseed[MIX_PIECES];
+	long long cbad;
+	long cops, cerrors;
+
+	/* the som file's thread: each block's pattern, 0 for zeros */
+	uint64_t fseed[MIX_BLOCKS];
+	long long fbad;
+	long fops, ferrors;
+	int first_ferror;
+
+	/* the mover */
+	long flips, compactions, merrors;
+	int first_merror;
+};
+
+struct mix_writer {
+	struct mix *m;
+	char *base;
+	unsigned int id;
+	uint64_t seed;			/* the pattern of the last round */
+	long rounds;
+	long long bad;			/* the first bad offset, or -1 */
+	long bad_round;
+};
+
+static int mix_stopped(struct mix *m)
+{
+	return __atomic_load_n(&m->stop, __ATOMIC_RELAXED);
+}
+
+static void mix_error(long *count, int *first, int err)
+{
+	if (!(*count)++)
+		*first = err;
+}
+
+static void mix_bad(long long *first, long long off)
+{
+	if (off >= 0 && *first < 0)
+		*first = off;
+}
+
+/* First offset of [from, to) of @p that is not @seed's pattern (0: zeros). */
+static long long mix_check(const char *p, size_t from, size_t to,
+			   uint64_t seed)
+{
+	long long off;
+
+	if (seed)
+		return som_check(p, from, to, 512, seed);
+	off = som_check_zero(p + from, to - from, 512);
+	return off < 0 ? -1 : (long long)from + off;
+}
+
+static void *mix_write(void *arg)
+{
+	struct mix_writer *w = arg;
+	long long bad;
+
+	while (!mix_stopped(w->m)) {
+		w->seed = (uint64_t)(w->id + 1) << 32 | ++w->rounds;
+		som_fill(w->base, 0, MIX_WRITER_LEN, 256, w->seed);
+		usleep(500);
+		bad = som_check(w->base, 0, MIX_WRITER_LEN, 256, w->seed);
+		if (bad >= 0 && w->bad < 0) {
+			w->bad = bad;
+			w->bad_round = w->rounds;
+		}
+	}
+	return NULL;
+}
+
+static void *mix_page(void *arg)
+{
+	struct mix *m = arg;
+	const struct { int fd; size_t len; } t[] = {
+		{ m->wfd, MIX_WRITERS * MIX_WRITER_LEN },
+		{ m->cfd, MIX_PIECES * 2 * MiB },
+		{ m->ffd, MIX_BLOCKS * 2 * MiB },
+	};
+	uint64_t rnd = 3;
+	long long n;
+	int i, err;
+
+	while (!mix_stopped(m)) {
+		i = som_rand(&rnd) % 3;
+		n = pageout(t[i].fd, som_rand(&rnd) % (t[i].len / (2 * MiB)) *
+				     2 * MiB, 2 * MiB);
+		if (n >= 0)
+			m->paged += n;
+		else if (n == -EBUSY)	/* the unmapper half way through */
+			m->busy++;
+		else
+			mix_error(&m->perrors, &m->first_perror, n);
+		if (++m->pageouts % 8 == 0) {
+			err = reclaim(8 * MiB);
+			if (err)
+				mix_error(&m->perrors, &m->first_perror, err);
+			else
+				m->reclaims++;
+		}
+		usleep(2000);
+	}
+	return NULL;
+}
+
+/* Unmap and map again pieces of m->c; check each before and after. */
+static void *mix_unmap(void *arg)
+{
+	struct mix *m = arg;
+	uint64_t rnd = 5, seed = 1000;
+	size_t off;
+	char *want, *q;
+	int k;
+
+	while (!mix_stopped(m)) {
+		k = som_rand(&rnd) % MIX_PIECES;
+		off = k * 2 * MiB;
+		want = m->c + off;
+		mix_bad(&m->cbad, som_check(m->c, off, off + 2 * MiB, 512,
+					    m->cseed[k]));
+		switch (som_rand(&rnd) % 3) {
+		case 0:
+			/* Nothing else of this process maps: the hole stays. */
+			if (munmap(want, 2 * MiB)) {
+				m->cerrors++;
+				return NULL;
+			}
+			q = mmap(want, 2 * MiB, PROT_READ | PROT_WRITE,
+				 MAP_SHARED | MAP_FIXED_NOREPLACE, m->cfd, off);
+			break;
+		case 1:
+			q = mmap(want, 2 * MiB, PROT_READ | PROT_WRITE,
+				 MAP_SHARED | MAP_FIXED, m->cfd, off);
+			break;
+		default:
+			q = NULL;
+			break;
+		}
+		if (q == MAP_FAILED || (q && q != want)) {
+			/* A hole, or something not ours: leave it alone. */
+			if (q != MAP_FAILED)
+				munmap(q, 2 * MiB);
+			m->cseed[k] = 0;
+			m->cerrors++;
+			return NULL;
+		}
+		if (q)
+			mix_bad(&m->cbad, mix_check(m->c, off, off + 2 * MiB, 0));
+		m->cseed[k] = ++seed;
+		som_fill(m->c, off, off + 2 * MiB, 512, seed);
+		m->cops++;
+		usleep(1000);
+	}
+	return NULL;
+}
+
+/* Punch, truncate and grow back the som file; check what it keeps. */
+static void *mix_cut(void *arg)
+{
+	struct mix *m = arg;
+	uint64_t rnd = 9, seed = 2000;
+	size_t len = MIX_BLOCKS * 2 * MiB, from, start, end, size;
+	int b, i, n;
+
+	while (!mix_stopped(m)) {
+		b = som_rand(&rnd) % MIX_BLOCKS;
+		from = b * 2 * MiB;
+		switch (som_rand(&rnd) % 4) {
+		case 0:	/* whole blocks: holes until they are written again */
+			n = b + 1 < MIX_BLOCKS && som_rand(&rnd) % 2 ? 2 : 1;
+			if (fallocate(m->ffd, FALLOC_FL_PUNCH_HOLE |
+				      FALLOC_FL_KEEP_SIZE, from, n * 2 * MiB)) {
+				mix_error(&m->ferrors, &m->first_ferror, -errno);
+				break;
+			}
+			for (i = b; i < b + n; i++)
+				m->fseed[i] = 0;
+			mix_bad(&m->fbad, mix_check(m->f, from,
+						    from + n * 2 * MiB, 0));
+			break;
+		case 1:	/* part of a block: zeros there, the rest kept */
+			start = from + som_rand(&rnd) % 512 * 4 * KiB;
+			end = start + (1 + som_rand(&rnd) % 64) * 4 * KiB;
+			if (end > from + 2 * MiB)
+				end = from + 2 * MiB;
+			if (fallocate(m->ffd, FALLOC_FL_PUNCH_HOLE |
+				      FALLOC_FL_KEEP_SIZE, start, end - start)) {
+				mix_error(&m->ferrors, &m->first_ferror, -errno);
+				break;
+			}
+			mix_bad(&m->fbad, mix_check(m->f, from, start,
+						    m->fseed[b]));
+			mix_bad(&m->fbad, mix_check(m->f, start, end, 0));
+			mix_bad(&m->fbad, mix_check(m->f, end, from + 2 * MiB,
+						    m->fseed[b]));
+			m->fseed[b] = ++seed;
+			som_fill(m->f, from, from + 2 * MiB, 512, seed);
+			break;
+		case 2:	/* truncate anywhere, grow back: the cut reads zeros */
+			size = som_rand(&rnd) % (len / (4 * KiB)) * 4 * KiB;
+			if (ftruncate(m->ffd, size)) {
+				mix_error(&m->ferrors, &m->first_ferror, -errno);
+				break;
+			}
+			usleep(1000);
+			if (ftruncate(m->ffd, len)) {
+				/* Past the size is SIGBUS: touch nothing more. */
+				mix_error(&m->ferrors, &m->first_ferror, -errno);
+				return NULL;
+			}
+			for (i = 0; i < MIX_BLOCKS; i++) {
+				from = i * 2 * MiB;
+				if (from >= size) {
+					m->fseed[i] = 0;
+				} else if (size < from + 2 * MiB) {
+					mix_bad(&m->fbad, mix_check(m->f, from, size,
+								    m->fseed[i]));
+					mix_bad(&m->fbad, mix_check(m->f, size,
+								    from + 2 * MiB, 0));
+					m->fseed[i] = ++seed;
+					som_fill(m->f, from, from + 2 * MiB, 512,
+						 seed);
+				}
+			}
+			break;
+		default: /* check a block and write it anew */
+			mix_bad(&m->fbad, mix_check(m->f, from, from + 2 * MiB,
+						    m->fseed[b]));
+			m->fseed[b] = ++seed;
+			som_fill(m->f, from, from + 2 * MiB, 512, seed);
+			break;
+		}
+		m->fops++;
+		usleep(1000);
+	}
+	return NULL;
+}
+
+/* Policy flips between node 0 and m->nid, and compaction passes. */
+static void *mix_move(void *arg)
+{
+	struct mix *m = arg;
+	int fds[] = { m->wfd, m->cfd, m->ffd };
+	int i, j, err;
+
+	for (i = 0; !mix_stopped(m); i++) {
+		for (j = 0; j < 3; j++) {
+			if (m->nid > 0)
+				err = set_policy(fds[j], SOM_POLICY_PREFERRED,
+						 1ULL << (i & 1 ? m->nid : 0), 0);
+			else if (i & 1)
+				err = set_policy(fds[j], SOM_POLICY_PREFERRED,
+						 1, 0);
+			else
+				err = set_policy(fds[j], SOM_POLICY_LOCAL, 0, 0);
+			/* Half way through munmap(), or no room there. */
+			if (err && err != -EAGAIN && err != -ENOMEM)
+				mix_error(&m->merrors, &m->first_merror, err);
+		}
+		m->flips++;
+		if (i % 4 == 3) {
+			err = som_sysfs_write("migration/compact", "1");
+			if (err)
+				mix_error(&m->merrors, &m->first_merror, err);
+			else
+				m->compactions++;
+		}
+		usleep(20 * 1000);
+	}
+	return NULL;
+}
+
+/*
+ * A child of fork(): som gives it none of the parent's mappings (their
+ * addresses are unmapped: SIGSEGV), and the parent's regions are not its
+ * own to page out. Half the children exit at once.
+ */
+static int mix_forked(struct mix *m, int round)
+{
+	int err = 0;
+
+	if (round / 2 % 2)
+		return 0;
+	if (som_probe(m->w, 0) != SIGSEGV)
+		err |= 1;
+	if (som_probe(m->f + 4096, 0) != SIGSEGV)
+		err |= 2;
+	if (pageout(m->wfd, 0, 2 * MiB) != -EPERM)
+		err |= 4;
+	if (pageout(m->ffd, 0, 2 * MiB) != -EPERM)
+		err |= 8;
+	return err ? 10 + err : 0;
+}
+
+/*
+ * A child with som memory of its own, a /dev/som mapping and a som file:
+ * it fills them, pages some out, says so on @ready, then checks them
+ * (reading back) and pages some out again, 3 times or until it is killed.
+ */
+static void mix_child(int ready, uint64_t seed, int forever)
+{
+	int fd = open(SOM_DEV, O_RDWR), sf = fd < 0 ? -1 :
+		 som_file(fd, MIX_CHILD_FILE, 0), i;
+	char *q = fd < 0 ? MAP_FAILED : som_map_shared(fd, MIX_CHILD_LEN);
+	char *g = sf < 0 ? MAP_FAILED : som_map_shared(sf, MIX_CHILD_FILE);
+
+	if (q == MAP_FAILED || g == MAP_FAILED)
+		_exit(2);
+	som_fill(q, 0, MIX_CHILD_LEN, 4096, seed);
+	som_fill(g, 0, MIX_CHILD_FILE, 4096, seed + 1);
+	if (pageout(fd, 0, MIX_CHILD_LEN / 2) < 0 ||
+	    pageout(sf, 0, MIX_CHILD_FILE) < 0)
+		_exit(3);
+	if (write(ready, "r", 1) != 1)
+		_exit(4);
+	for (i = 0; forever || i < 3; i++) {
+		if (som_check(q, 0, MIX_CHILD_LEN, 4096, seed) >= 0 ||
+		    som_check(g, 0, MIX_CHILD_FILE, 4096, seed + 1) >= 0)
+			_exit(5);
+		if (pageout(fd, i % 2 * MIX_CHILD_LEN / 2,
+			    MIX_CHILD_LEN / 2) < 0 ||
+		    pageout(sf, 0, MIX_CHILD_FILE) < 0)
+			_exit(6);
+	}
+	_exit(0);
+}
+
+/* Wait up to 10 s for @pid; whether it was reaped. */
+static int mix_reap(pid_t pid, int *status)
+{
+	int i;
+
+	for (i = 0; i < 1000; i++) {
+		if (waitpid(pid, status, WNOHANG) == pid)
+			return 1;
+		usleep(10 * 1000);
+	}
+	return 0;
+}
+
+TEST_F_TIMEOUT(swap, pageouts_race_munmap_punch_fork_migration_compaction_and_exit,
+	       1800)
+{
+	struct mix_writer wr[MIX_WRITERS];
+	pthread_t wt[MIX_WRITERS], pager, unmapper, cutter, mover;
+	int round, i, err, status, ready[2], spare = 0;
+	int exited = 0, killed = 0;
+	uint64_t rnd = 11;
+	struct mix m;
+	pid_t pid, child;
+	char c;
+
+	memset(&m, 0, sizeof(m));
+	m.nid = -1;
+	m.cbad = m.fbad = -1;
+	m.wfd = open(SOM_DEV, O_RDWR);
+	m.cfd = open(SOM_DEV, O_RDWR);
+	m.ffd = som_file(self->dev, MIX_BLOCKS * 2 * MiB, 0);
+	ASSERT_LE(0, m.wfd);
+	ASSERT_LE(0, m.cfd);
+	ASSERT_LE(0, m.ffd);
+	m.w = som_map_shared(m.wfd, MIX_WRITERS * MIX_WRITER_LEN);
+	m.c = som_map_shared(m.cfd, MIX_PIECES * 2 * MiB);
+	m.f = som_map_shared(m.ffd, MIX_BLOCKS * 2 * MiB);
+	ASSERT_NE(MAP_FAILED, m.w);
+	ASSERT_NE(MAP_FAILED, m.c);
+	ASSERT_NE(MAP_FAILED, m.f);
+	for (i = 0; i < MIX_PIECES; i++) {
+		m.cseed[i] = 100 + i;
+		som_fill(m.c, i * 2 * MiB, (i + 1) * 2 * MiB, 512, m.cseed[i]);
+	}
+	for (i = 0; i < MIX_BLOCKS; i++) {
+		m.fseed[i] = 200 + i;
+		som_fill(m.f, i * 2 * MiB, (i + 1) * 2 * MiB, 512, m.fseed[i]);
+	}
+
+	/* A second node of the pool: one there already, or the spare range. */
+	for (i = 1; i < 64 && m.nid < 0; i++)
+		if (node_stat(i, "total_bytes") > 0)
+			m.nid = i;
+	if (m.nid < 0) {
+		err = add_spare_gib(self->dev, MIX_SPARE);
+		if (err != -ENODEV)
+			EXPECT_EQ(0, err);
+		if (!err) {
+			spare = 1;
+			m.nid = atoi(src_attr(MIX_SPARE, "nodes"));
+		}
+	}
+	if (m.nid <= 0)
+		TH_LOG("the pool has one node: the policy flips move nothing");
+
+	for (i = 0; i < MIX_WRITERS; i++) {
+		wr[i] = (struct mix_writer){ .m = &m, .id = i, .bad = -1,
+			.base = m.w + i * MIX_WRITER_LEN };
+		ASSERT_EQ(0, pthread_create(&wt[i], NULL, mix_write, &wr[i]));
+	}
+	ASSERT_EQ(0, pthread_create(&pager, NULL, mix_page, &m));
+	ASSERT_EQ(0, pthread_create(&unmapper, NULL, mix_unmap, &m));
+	ASSERT_EQ(0, pthread_create(&cutter, NULL, mix_cut, &m));
+	ASSERT_EQ(0, pthread_create(&mover, NULL, mix_move, &m));
+
+	for (round = 0; round < MIX_ROUNDS; round++) {
+		/* A child with memory of its own: killed every other round. */
+		ASSERT_EQ(0, pipe(ready));
+		child = fork();
+		ASSERT_LE(0, child);
+		if (!child) {
+			close(ready[0]);
+			mix_child(ready[1], 300 + round, round % 2);
+		}
+		close(ready[1]);
+		if (read(ready[0], &c, 1) != 1)
+			c = 0;
+		close(ready[0]);
+		EXPECT_EQ('r', c) TH_LOG("round %d: the child did not start", round);
+
+		/* And one that inherits what it can of the parent. */
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (!pid)
+			_exit(mix_forked(&m, round));
+		ASSERT_TRUE(mix_reap(pid, &status))
+			TH_LOG("round %d: the forked child is still there after 10 s",
+			       round);
+		EXPECT_EQ(0, status) TH_LOG("round %d", round);
+
+		if (round % 2) {
+			usleep(som_rand(&rnd) % (20 * 1000));
+			kill(child, SIGKILL);
+		}
+		ASSERT_TRUE(mix_reap(child, &status))
+			TH_LOG("round %d: the child is still there after 10 s",
+			       round);
+		if (round % 2) {
+			EXPECT_TRUE(WIFSIGNALED(status) &&
+				    WTERMSIG(status) == SIGKILL)
+				TH_LOG("round %d: status %#x", round, status);
+			killed++;
+		} else {
+			EXPECT_EQ(0, status) TH_LOG("round %d", round);
+			exited++;
+		}
+		usleep(20 * 1000);
+	}
+
+	__atomic_store_n(&m.stop, 1, __ATOMIC_RELAXED);
+	for (i = 0; i < MIX_WRITERS; i++)
+		pthread_join(wt[i], NULL);
+	pthread_join(pager, NULL);
+	pthread_join(unmapper, NULL);
+	pthread_join(cutter, NULL);
+	pthread_join(mover, NULL);
+	TH_LOG("%d rounds: %lld MiB paged out by %lld page-outs (%lld busy) and %lld reclaims",
+	       round, m.paged >> 20, m.pageouts, m.busy, m.reclaims);
+	TH_LOG("writers %ld rounds, %ld unmaps, %ld file cuts, %ld policy flips, %ld compactions, %d children exited, %d killed",
+	       wr[0].rounds, m.cops, m.fops, m.flips, m.compactions, exited,
+	       killed);
+
+	for (i = 0; i < MIX_WRITERS; i++) {
+		EXPECT_EQ(-1, wr[i].bad)
+			TH_LOG("writer %d: first bad word at %lld, round %ld",
+			       i, wr[i].bad, wr[i].bad_round);
+		EXPECT_LT(0, wr[i].rounds);
+		EXPECT_EQ(-1, som_check(wr[i].base, 0, MIX_WRITER_LEN, 256,
+					wr[i].seed));
+	}
+	EXPECT_EQ(-1, m.cbad) TH_LOG("unmapper: first bad word at %lld", m.cbad);
+	EXPECT_EQ(0, m.cerrors);
+	EXPECT_LT(0, m.cops);
+	for (i = 0; i < MIX_PIECES; i++)
+		if (m.cseed[i])
+			EXPECT_EQ(-1, som_check(m.c, i * 2 * MiB,
+						(i + 1) * 2 * MiB, 512,
+						m.cseed[i]));
+	EXPECT_EQ(-1, m.fbad) TH_LOG("som file: first bad byte at %lld", m.fbad);
+	EXPECT_EQ(0, m.ferrors) TH_LOG("som file: %d", m.first_ferror);
+	EXPECT_LT(0, m.fops);
+	for (i = 0; i < MIX_BLOCKS; i++)
+		EXPECT_EQ(-1, mix_check(m.f, i * 2 * MiB, (i + 1) * 2 * MiB,
+					m.fseed[i]));
+	EXPECT_EQ(0, m.perrors) TH_LOG("pager: %d", m.first_perror);
+	EXPECT_LT(0, m.paged);
+	EXPECT_EQ(0, m.merrors) TH_LOG("mover: %d", m.first_merror);
+	EXPECT_LT(0, m.flips);
+
+	EXPECT_EQ(0, munmap(m.w, MIX_WRITERS * MIX_WRITER_LEN));
+	EXPECT_EQ(0, munmap(m.c, MIX_PIECES * 2 * MiB));
+	EXPECT_EQ(0, munmap(m.f, MIX_BLOCKS * 2 * MiB));
+	close(m.wfd);
+	close(m.cfd);
+	close(m.ffd);
+	/* A page-out may hold a dead child's mm for a while. */
+	for (i = 0; i < 1000 && (swap_stat("used_bytes") ||
+				 som_stat("reserved_bytes") != self->reserved);
+	     i++)
+		usleep(10 * 1000);
+	EXPECT_EQ(0, swap_stat("used_bytes"));
+	if (spare)
+		EXPECT_EQ(0, src_remove(self->dev, MIX_SPARE));
 }
 
 TEST_HARNESS_MAIN

@@ -88,6 +88,7 @@ static const struct command {
 	{ "swap", OPT_JSON, 1, 3, swap_cmd,
 	  "swap add PATH SIZE\n"
 	  "swap remove\n"
+	  "swap overcommit on|off\n"
 	  "swap status [--json]" },
 	{ "reclaim", 0, 1, 1, reclaim_cmd,
 	  "reclaim BYTES" },

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * somctl swap: the store som memory is paged out to (SOM_IOC_SWAP_ADD,
- * SOM_IOC_SWAP_REMOVE) and what paging has done
- * (/sys/kernel/mm/som/swap/).
+ * SOM_IOC_SWAP_REMOVE), whether the pool may promise its room
+ * (overcommit), and what paging has done (/sys/kernel/mm/som/swap/).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +22,8 @@
 static const char *const swap_counters[] = {
 	"size_bytes", "used_bytes", "out_bytes", "in_bytes",
 	"write_errors", "read_errors", "reclaimed_bytes",
+	"overcommit", "overcommitted_bytes", "pressure_passes",
+	"pressure_reclaimed_bytes", "pressure_waits", "pressure_failures",
 };
 
 #define NR_SWAP_COUNTERS \
@@ -94,7 +96,7 @@ static void swap_remove(const struct cmdline *cl)
 	if (ioctl(dev, SOM_IOC_SWAP_REMOVE))
 		die("swap remove: %s", errno == ENOENT ? "no store is in place" :
 		    errno == EIO ? "a block could not be read back (dmesg | grep som); the store stays" :
-		    errno == EBUSY ? "a process closing its memory held the store; try again" :
+		    errno == EBUSY ? "busy: the pool promises more than it holds without the store (swap/overcommitted_bytes), or a process closing its memory held it; try again once mappings are gone" :
 		    errno == EINTR ? "interrupted; the store stays, what was read back stays in the pool" :
 		    why(errno, 0));
 	close(dev);
@@ -126,9 +128,31 @@ static void swap_status(const struct cmdline *cl)
 		printf("}\n");
 		return;
 	}
-	printf("store:        %s\n", store[0] ? store : "(none)");
+	printf("%-25s %s\n", "store:", store[0] ? store : "(none)");
 	for (i = 0; i < NR_SWAP_COUNTERS; i++)
-		printf("%-13s %llu\n", swap_counters[i], v[i]);
+		printf("%-25s %llu\n", swap_counters[i], v[i]);
+}
+
+/*
+ * somctl swap overcommit on|off: whether the pool may promise the
+ * store's room too (swap/overcommit).
+ */
+static void swap_overcommit(const struct cmdline *cl)
+{
+	int on;
+
+	if (cl->nargs != 2 || (strcmp(cl->args[1], "on") &&
+			       strcmp(cl->args[1], "off")))
+		usage_error("swap overcommit: expected on or off");
+	on = !strcmp(cl->args[1], "on");
+	need_sysfs();
+	if (!write_str(SWAP "overcommit", on ? "1" : "0"))
+		die("swap overcommit: %s", denied(errno) ?
+		    "permission denied (CAP_SYS_ADMIN is needed)" :
+		    strerror(errno));
+	printf("overcommit %s: mappings may reserve %s\n", on ? "on" : "off",
+	       on ? "up to the pool plus the swap store, less 2M" :
+	       "only what the pool holds");
 }
 
 /* somctl reclaim BYTES: page out the coldest som memory (swap/reclaim). */
@@ -165,6 +189,9 @@ void swap_cmd(const struct cmdline *cl)
 		swap_remove(cl);
 	else if (!strcmp(what, "status"))
 		swap_status(cl);
+	else if (!strcmp(what, "overcommit"))
+		swap_overcommit(cl);
 	else
-		usage_error("swap: '%s': expected add, remove or status", what);
+		usage_error("swap: '%s': expected add, remove, overcommit or status",
+			    what);
 }

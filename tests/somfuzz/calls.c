@@ -531,14 +531,22 @@ long sf_call_ioc_pageout(struct sf_thread *t, const uint64_t *a)
 /*
  * The swap store the run set up (check.c): take it away, which reads
  * every block paged out back (of this program's regions too, while they
- * run), or put it back.
+ * run), or put it back; or let the pool promise the store's room too
+ * (swap/overcommit), or stop it.
  */
 long sf_call_swap_admin(struct sf_thread *t, const uint64_t *a)
 {
 	(void)t;
-	if (a[0] % 2)
+	switch (a[0] % 4) {
+	case 1:
 		return sf_swap_add();
-	return ioctl(sf_dev_fd, SOM_IOC_SWAP_REMOVE) ? -errno : 0;
+	case 2:
+		return sf_sysfs_write("swap/overcommit", "1");
+	case 3:
+		return sf_sysfs_write("swap/overcommit", "0");
+	default:
+		return ioctl(sf_dev_fd, SOM_IOC_SWAP_REMOVE) ? -errno : 0;
+	}
 }
 
 long sf_call_ioc_raw(struct sf_thread *t, const uint64_t *a)

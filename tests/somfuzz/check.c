@@ -179,6 +179,7 @@ void sf_swap_remove(void)
 
 	if (!sf_swap_path[0] || getpid() != sf_swap_owner)
 		return;
+	sf_sysfs_write("swap/overcommit", "0");
 	dev = open("/dev/som", O_RDWR | O_CLOEXEC);
 	if (dev >= 0) {
 		ioctl(dev, SOM_IOC_SWAP_REMOVE);

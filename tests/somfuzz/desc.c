@@ -114,7 +114,7 @@ static const uint64_t fork_waits[] = { 0, 1 };	/* wait now, at the end */
 /* calls.c: sf_call_ioc_pageout() */
 static const uint64_t pageout_flags[] = { 0, 1 };
 /* calls.c: sf_call_swap_admin() */
-static const uint64_t swap_ops[] = { 0, 1 };
+static const uint64_t swap_ops[] = { 0, 1, 2, 3 };
 /* calls.c: sf_call_background() */
 static const uint64_t background_ops[] = { 0, 1, 2, 3, 4 };
 

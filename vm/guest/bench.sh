@@ -31,7 +31,8 @@
 #   SOM_BENCH_TIER       what moves between tiers ("2m 1g kernel-thp":
 #                        som's demotion and promotion, bench/tiering.c,
 #                        then the kernel's move_pages() of THP)
-#   SOM_BENCH_SWAP       what pages out and back ("som kernel": som's
+#   SOM_BENCH_SWAP       what pages out and back, and runs 1.5 times its
+#                        memory (bench/pressure.c) ("som kernel": som's
 #                        SOM_IOC_PAGEOUT to a store on a RAM disk, then
 #                        the kernel's MADV_PAGEOUT to a swap area on one,
 #                        bench/swapping.c); "none" skips it
@@ -150,6 +151,7 @@ if [ "${SOM_BENCH_PART:-}" = swap ]; then
 	for run in $(seq "$runs"); do
 		for s in $swaps; do
 			bench swap "$s" "$run"
+			bench pressure "$s" "$run"
 		done
 	done
 	rmmod som || status=1
@@ -185,6 +187,7 @@ for run in $(seq "$runs"); do
 	done
 	for s in $swaps; do
 		bench swap "$s" "$run"
+		bench pressure "$s" "$run"
 	done
 	echo "# bench: run $run done after $(($(date +%s) - start)) s"
 done
