@@ -16,6 +16,8 @@ int som_bench_age_mglru(const char *entry, int run);
 int som_bench_tier(const char *entry, int run);
 int som_bench_swap(const char *kind, int run);
 int som_bench_pressure(const char *kind, int run);
+int som_bench_on_brd(const char *what, const char *kind, int run,
+		     int (*som)(int run), int (*kernel)(int run));
 uint64_t age_touch_every(volatile char *p, size_t len, size_t step);
 
 #endif

@@ -36,7 +36,6 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/swap.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "aging.h"
@@ -45,28 +44,7 @@
 
 #define PRESSURE_LEN	(96 * MiB)
 #define PRESSURE_LIMIT	(64 * MiB)
-#define BRD		"/som/test-modules/brd.ko"
 #define CGROUP		"/sys/fs/cgroup/sombench-pressure"
-
-/* Two RAM disks of 300 MiB each; 0, or 1 with a skip line printed. */
-static int brd_load(const char *kind)
-{
-	int fd = open(BRD, O_RDONLY | O_CLOEXEC), i;
-
-	if (fd < 0) {
-		printf("SOMBENCH skip what=pressure kind=%s reason=no_brd_module\n",
-		       kind);
-		return 1;
-	}
-	if (syscall(SYS_finit_module, fd, "rd_nr=2 rd_size=307200", 0)) {
-		close(fd);
-		return -1;
-	}
-	close(fd);
-	for (i = 0; i < 200 && access("/dev/ram1", F_OK); i++)
-		usleep(10 * 1000);
-	return 0;
-}
 
 static long majflt(void)
 {
@@ -234,17 +212,5 @@ out_rmdir:
 
 int som_bench_pressure(const char *kind, int run)
 {
-	int err;
-
-	err = brd_load(kind);
-	if (err)
-		return err < 0;
-	if (!strcmp(kind, "som"))
-		err = bench_som(run);
-	else if (!strcmp(kind, "kernel"))
-		err = bench_kernel(run);
-	else
-		err = 1;
-	syscall(SYS_delete_module, "brd", O_NONBLOCK);
-	return err;
+	return som_bench_on_brd("pressure", kind, run, bench_som, bench_kernel);
 }

@@ -48,14 +48,17 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Two RAM disks of 300 MiB each; 0, or 1 with a skip line printed. */
-static int brd_load(const char *kind)
+/*
+ * Two RAM disks of 300 MiB each, for the benchmark @what of @kind; 0, or
+ * 1 with a skip line printed, or -1.
+ */
+static int som_bench_brd_load(const char *what, const char *kind)
 {
 	int fd = open(BRD, O_RDONLY | O_CLOEXEC), i;
 
 	if (fd < 0) {
-		printf("SOMBENCH skip what=swap kind=%s reason=no_brd_module\n",
-		       kind);
+		printf("SOMBENCH skip what=%s kind=%s reason=no_brd_module\n",
+		       what, kind);
 		return 1;
 	}
 	if (syscall(SYS_finit_module, fd, "rd_nr=2 rd_size=307200", 0)) {
@@ -68,7 +71,7 @@ static int brd_load(const char *kind)
 	return 0;
 }
 
-static void brd_unload(void)
+static void som_bench_brd_unload(void)
 {
 	syscall(SYS_delete_module, "brd", O_NONBLOCK);
 }
@@ -197,19 +200,29 @@ out:
 	return err;
 }
 
-int som_bench_swap(const char *kind, int run)
+/*
+ * Run @som or @kernel, as @kind says, with the RAM disks loaded for
+ * them: 0, or 1 on a failure (a missing brd.ko is a skip line, 0).
+ */
+int som_bench_on_brd(const char *what, const char *kind, int run,
+		     int (*som)(int run), int (*kernel)(int run))
 {
 	int err;
 
-	err = brd_load(kind);
+	err = som_bench_brd_load(what, kind);
 	if (err)
 		return err < 0;
 	if (!strcmp(kind, "som"))
-		err = bench_som(run);
+		err = som(run);
 	else if (!strcmp(kind, "kernel"))
-		err = bench_kernel(run);
+		err = kernel(run);
 	else
 		err = 1;
-	brd_unload();
+	som_bench_brd_unload();
 	return err;
+}
+
+int som_bench_swap(const char *kind, int run)
+{
+	return som_bench_on_brd("swap", kind, run, bench_som, bench_kernel);
 }

@@ -376,12 +376,11 @@ void som_pool_del_claim(struct som_pool *pool, struct som_claim *claim)
 EXPORT_SYMBOL_IF_KUNIT(som_pool_del_claim);
 
 /*
- * Turn one of @claim's lost reservations back into a reservation, on the
- * set nearest @target that has an unpromised block. Returns whether it
- * could.
+ * Give @claim one more reservation, on the set nearest @target that has
+ * an unpromised block and that it may use. Returns whether it could.
  */
-bool som_claim_regain(struct som_pool *pool, struct som_claim *claim,
-		      int target)
+bool som_claim_take_spare(struct som_pool *pool, struct som_claim *claim,
+			  int target)
 {
 	struct som_pool_set *set;
 	int nid;
@@ -395,8 +394,21 @@ bool som_claim_regain(struct som_pool *pool, struct som_claim *claim,
 		set->nr_reserved++;
 		claim->node_reserved[nid]++;
 		claim->nr_reserved++;
-		som_claim_lose(pool, claim, -1);
 		return true;
 	}
 	return false;
+}
+
+/*
+ * Turn one of @claim's lost reservations back into a reservation, on the
+ * set nearest @target that has an unpromised block. Returns whether it
+ * could.
+ */
+bool som_claim_regain(struct som_pool *pool, struct som_claim *claim,
+		      int target)
+{
+	if (!som_claim_take_spare(pool, claim, target))
+		return false;
+	som_claim_lose(pool, claim, -1);
+	return true;
 }

@@ -81,6 +81,8 @@ struct som_chunk *som_set_pick_chunk(struct som_pool *pool,
 int som_next_node(int from, int prev);
 bool som_claim_gather(struct som_pool *pool, struct som_claim *claim,
 		      int nid, unsigned long need);
+bool som_claim_take_spare(struct som_pool *pool, struct som_claim *claim,
+			  int target);
 bool som_claim_regain(struct som_pool *pool, struct som_claim *claim,
 		      int target);
 bool som_claim_shed(struct som_pool *pool, struct som_claim *claim, int nid,

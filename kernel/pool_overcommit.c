@@ -25,7 +25,6 @@
  * block paged out elsewhere would not do for them.
  */
 #include <kunit/visibility.h>
-#include <linux/numa.h>
 #include <linux/spinlock.h>
 
 #include "pool_internal.h"
@@ -115,20 +114,10 @@ bool som_pool_keeps_promises(struct som_pool *pool, unsigned long gone)
 bool som_claim_back(struct som_pool *pool, struct som_claim *claim,
 		    int target)
 {
-	struct som_pool_set *set;
-	int nid;
-
 	lockdep_assert_held(&pool->lock);
 	if (WARN_ON_ONCE(!claim->nr_out))
 		return false;
-	for (nid = som_next_node(target, NUMA_NO_NODE); nid < nr_node_ids;
-	     nid = som_next_node(target, nid)) {
-		set = som_pool_set(pool, nid, claim->unmovable);
-		if (!som_claim_allows(claim, nid) || !som_set_spare(set))
-			continue;
-		set->nr_reserved++;
-		claim->node_reserved[nid]++;
-		claim->nr_reserved++;
+	if (som_claim_take_spare(pool, claim, target)) {
 		som_claim_out(pool, claim, -1);
 		return true;
 	}

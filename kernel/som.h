@@ -128,6 +128,7 @@ long som_ioctl_poison(struct som_poison __user *uarg);
 void som_poison_init(void);
 void som_poison_exit(void);
 
+int som_sysfs_admin_bool(const char *buf, bool *on);
 int som_sysfs_init(void);
 void som_sysfs_exit(void);
 ssize_t som_sysfs_run(const char *buf, size_t count, int (*run)(void));

@@ -26,7 +26,6 @@
 #include <linux/falloc.h>
 #include <linux/file.h>
 #include <linux/fs.h>
-#include <linux/kstrtox.h>
 #include <linux/magic.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
@@ -611,9 +610,7 @@ static ssize_t overcommit_store(struct kobject *kobj,
 	bool on;
 	int err;
 
-	if (!capable(CAP_SYS_ADMIN))
-		return -EPERM;
-	err = kstrtobool(buf, &on);
+	err = som_sysfs_admin_bool(buf, &on);
 	if (err)
 		return err;
 	som_pool_set_overcommit(&som_pool, on);

@@ -239,6 +239,20 @@ SOM_MIGRATE_ATTR(compact_runs, compact_runs);
 SOM_MIGRATE_ATTR(compact_failed, compact_failed);
 
 /**
+ * som_sysfs_admin_bool() - parse a boolean an administrator wrote
+ * @buf: what was written
+ * @on: set to its value
+ *
+ * Return: 0, -EPERM without CAP_SYS_ADMIN, or -EINVAL (kstrtobool()).
+ */
+int som_sysfs_admin_bool(const char *buf, bool *on)
+{
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	return kstrtobool(buf, on);
+}
+
+/**
  * som_sysfs_run() - a store that runs something when 1 is written
  * @buf: what was written: a boolean (kstrtobool())
  * @count: its length
@@ -252,9 +266,7 @@ ssize_t som_sysfs_run(const char *buf, size_t count, int (*run)(void))
 	bool on;
 	int err;
 
-	if (!capable(CAP_SYS_ADMIN))
-		return -EPERM;
-	err = kstrtobool(buf, &on);
+	err = som_sysfs_admin_bool(buf, &on);
 	if (err)
 		return err;
 	if (on)
@@ -289,9 +301,7 @@ static ssize_t zero_ahead_store(struct kobject *kobj,
 	bool on;
 	int err;
 
-	if (!capable(CAP_SYS_ADMIN))
-		return -EPERM;
-	err = kstrtobool(buf, &on);
+	err = som_sysfs_admin_bool(buf, &on);
 	if (err)
 		return err;
 	som_pool_set_zero_ahead(&som_pool, on);

@@ -388,9 +388,7 @@ static ssize_t enabled_store(struct kobject *kobj, struct kobj_attribute *attr,
 	bool on;
 	int err;
 
-	if (!capable(CAP_SYS_ADMIN))
-		return -EPERM;
-	err = kstrtobool(buf, &on);
+	err = som_sysfs_admin_bool(buf, &on);
 	if (err)
 		return err;
 	WRITE_ONCE(som_tier_enabled, on);

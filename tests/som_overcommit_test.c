@@ -16,44 +16,7 @@
 
 #include "kselftest_harness.h"
 #include "som_util.h"
-
-#define STORE_SIZE	(256 * MiB)
-#define SWAP		"swap/"
-
-static long long swap_stat(const char *name)
-{
-	char path[64];
-
-	snprintf(path, sizeof(path), SWAP "%s", name);
-	return som_stat(path);
-}
-
-static int swap_add(int dev, int fd, uint64_t size)
-{
-	struct som_swap_args a;
-
-	memset(&a, 0, sizeof(a));
-	a.fd = fd;
-	a.size = size;
-	return ioctl(dev, SOM_IOC_SWAP_ADD, &a) ? -errno : 0;
-}
-
-static int swap_remove(int dev)
-{
-	return ioctl(dev, SOM_IOC_SWAP_REMOVE) ? -errno : 0;
-}
-
-static long long pageout(int fd, uint64_t off, uint64_t len)
-{
-	struct som_pageout p;
-
-	memset(&p, 0, sizeof(p));
-	p.offset = off;
-	p.length = len;
-	if (ioctl(fd, SOM_IOC_PAGEOUT, &p))
-		return -errno;
-	return (long long)p.paged_out;
-}
+#include "som_swap_util.h"
 
 static int overcommit(int on)
 {

@@ -10,51 +10,15 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <linux/dm-ioctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 
 #include "kselftest_harness.h"
 #include "som_util.h"
+#include "som_swap_util.h"
 #include "som_pool_util.h"
-
-#define STORE_SIZE	(256 * MiB)
-#define SWAP		"swap/"
-
-static long long swap_stat(const char *name)
-{
-	char path[64];
-
-	snprintf(path, sizeof(path), SWAP "%s", name);
-	return som_stat(path);
-}
-
-static int swap_add(int dev, int fd, uint64_t size)
-{
-	struct som_swap_args a;
-
-	memset(&a, 0, sizeof(a));
-	a.fd = fd;
-	a.size = size;
-	return ioctl(dev, SOM_IOC_SWAP_ADD, &a) ? -errno : 0;
-}
-
-static int swap_remove(int dev)
-{
-	return ioctl(dev, SOM_IOC_SWAP_REMOVE) ? -errno : 0;
-}
-
-/* SOM_IOC_PAGEOUT of [off, off + len) of @fd: -errno, or bytes paged out. */
-static long long pageout(int fd, uint64_t off, uint64_t len)
-{
-	struct som_pageout p;
-
-	memset(&p, 0, sizeof(p));
-	p.offset = off;
-	p.length = len;
-	if (ioctl(fd, SOM_IOC_PAGEOUT, &p))
-		return -errno;
-	return (long long)p.paged_out;
-}
 
 static void store_path(char *buf, size_t len)
 {
@@ -564,6 +528,146 @@ TEST_F(swap, a_block_device_holds_the_store_exclusively)
 	EXPECT_LE(0, busy);
 	close(busy);
 	close(bd);
+	EXPECT_EQ(0, syscall(SYS_delete_module, "brd", O_NONBLOCK));
+	/* The teardown removes a store: put the file back. */
+	ASSERT_EQ(0, swap_add(self->dev, self->store, STORE_SIZE));
+}
+
+#define DM_MOD		"/som/test-modules/dm-mod.ko"
+#define DM_NAME		"som-swap-test"
+#define DM_NODE		"/tmp/som-swap-test.dm"
+#define DM_CONTROL	"/tmp/som-swap-test.dm-control"
+
+/* A device-mapper ioctl on @name, with one target if @type is not NULL. */
+static int dm_ioctl_one(int ctl, unsigned long cmd, uint32_t flags,
+			const char *type, uint64_t sectors,
+			const char *params, uint64_t *dev)
+{
+	union {
+		struct dm_ioctl io;
+		char buf[16384];
+	} u;
+	struct dm_target_spec *spec;
+
+	memset(&u, 0, sizeof(u));
+	u.io.version[0] = DM_VERSION_MAJOR;
+	u.io.data_size = sizeof(u);
+	u.io.data_start = sizeof(u.io);
+	u.io.flags = flags;
+	snprintf(u.io.name, sizeof(u.io.name), "%s", DM_NAME);
+	if (type) {
+		spec = (struct dm_target_spec *)(u.buf + sizeof(u.io));
+		spec->length = sectors;
+		snprintf(spec->target_type, sizeof(spec->target_type), "%s",
+			 type);
+		snprintf((char *)(spec + 1), 256, "%s", params);
+		u.io.target_count = 1;
+	}
+	if (ioctl(ctl, cmd, &u.io))
+		return -errno;
+	if (dev)
+		*dev = u.io.dev;
+	return 0;
+}
+
+/* Load a table of one target of @type and make it the live one. */
+static int dm_switch(int ctl, const char *type, uint64_t sectors,
+		     const char *params)
+{
+	int err;
+
+	err = dm_ioctl_one(ctl, DM_TABLE_LOAD, 0, type, sectors, params,
+			   NULL);
+	if (!err)
+		err = dm_ioctl_one(ctl, DM_DEV_SUSPEND, DM_SUSPEND_FLAG, NULL,
+				   0, NULL, NULL);
+	if (!err)
+		err = dm_ioctl_one(ctl, DM_DEV_SUSPEND, 0, NULL, 0, NULL,
+				   NULL);
+	return err;
+}
+
+/*
+ * A store whose device starts failing every I/O (device-mapper's error
+ * target swapped in under a linear one over a RAM disk, stock tier): a
+ * touch of a block paged out before is SIGBUS at its address and the
+ * block stays in the store (read_errors); a page-out fails with EIO and
+ * the block stays in the pool, its data intact (write_errors); once the
+ * device works again, every block reads back as it was, and the store
+ * goes.
+ */
+TEST_F(swap, a_store_device_that_fails_is_sigbus_and_eio_and_nothing_lost)
+{
+	uint64_t sectors = (64 * MiB) >> 9, dev;
+	long long rerr, werr;
+	char params[64], line[32];
+	unsigned int maj, min;
+	int mod, ctl, bd, i;
+	struct stat st;
+	size_t len = 8 * MiB;
+	char *p;
+
+	mod = open(BRD, O_RDONLY | O_CLOEXEC);
+	if (mod < 0)
+		SKIP(return, "no RAM disk module for this kernel (" BRD ")");
+	ASSERT_EQ(0, syscall(SYS_finit_module, mod, "rd_nr=1 rd_size=65536", 0))
+		TH_LOG("brd: %s", strerror(errno));
+	close(mod);
+	mod = open(DM_MOD, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, mod) TH_LOG("no device-mapper module (" DM_MOD ")");
+	ASSERT_EQ(0, syscall(SYS_finit_module, mod, "", 0))
+		TH_LOG("dm-mod: %s", strerror(errno));
+	close(mod);
+	for (i = 0; i < 200 && access("/dev/ram0", F_OK); i++)
+		usleep(10 * 1000);
+	ASSERT_EQ(0, stat("/dev/ram0", &st));
+	ASSERT_LT(0, som_read_text("/sys/class/misc/device-mapper/dev", line,
+				   sizeof(line)));
+	ASSERT_EQ(2, sscanf(line, "%u:%u", &maj, &min));
+	unlink(DM_CONTROL);
+	ASSERT_EQ(0, mknod(DM_CONTROL, S_IFCHR | 0600, makedev(maj, min)));
+	ctl = open(DM_CONTROL, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, ctl);
+	ASSERT_EQ(0, dm_ioctl_one(ctl, DM_DEV_CREATE, 0, NULL, 0, NULL, &dev));
+	snprintf(params, sizeof(params), "%u:%u 0", major(st.st_rdev),
+		 minor(st.st_rdev));
+	ASSERT_EQ(0, dm_switch(ctl, "linear", sectors, params));
+	unlink(DM_NODE);
+	ASSERT_EQ(0, mknod(DM_NODE, S_IFBLK | 0600, (dev_t)dev));
+	bd = open(DM_NODE, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, bd);
+	ASSERT_EQ(0, swap_remove(self->dev));
+	ASSERT_EQ(0, swap_add(self->dev, bd, 64 * MiB));
+
+	p = som_map_shared(self->dev, len);
+	ASSERT_NE(MAP_FAILED, p);
+	som_fill(p, 0, len, 8, 16);
+	ASSERT_EQ(4 * MiB, pageout(self->dev, 0, 4 * MiB));
+
+	ASSERT_EQ(0, dm_switch(ctl, "error", sectors, ""));
+	rerr = swap_stat("read_errors");
+	werr = swap_stat("write_errors");
+	EXPECT_EQ(SIGBUS, som_probe(p + 2 * MiB + 8, 0));
+	EXPECT_EQ(p + 2 * MiB + 8, som_probe_addr);
+	EXPECT_LT(rerr, swap_stat("read_errors"));
+	EXPECT_EQ(4 * MiB, swap_stat("used_bytes"));
+	EXPECT_EQ(-EIO, pageout(self->dev, 4 * MiB, 2 * MiB));
+	EXPECT_LT(werr, swap_stat("write_errors"));
+	EXPECT_EQ(4 * MiB, swap_stat("used_bytes"));
+	EXPECT_EQ(-1, som_check(p, 4 * MiB, len, 8, 16));
+	EXPECT_EQ(-EIO, swap_remove(self->dev));
+
+	ASSERT_EQ(0, dm_switch(ctl, "linear", sectors, params));
+	EXPECT_EQ(-1, som_check(p, 0, len, 8, 16));
+	EXPECT_EQ(0, swap_stat("used_bytes"));
+	ASSERT_EQ(0, munmap(p, len));
+	ASSERT_EQ(0, swap_remove(self->dev));
+	close(bd);
+	EXPECT_EQ(0, dm_ioctl_one(ctl, DM_DEV_REMOVE, 0, NULL, 0, NULL, NULL));
+	close(ctl);
+	unlink(DM_NODE);
+	unlink(DM_CONTROL);
+	EXPECT_EQ(0, syscall(SYS_delete_module, "dm_mod", O_NONBLOCK));
 	EXPECT_EQ(0, syscall(SYS_delete_module, "brd", O_NONBLOCK));
 	/* The teardown removes a store: put the file back. */
 	ASSERT_EQ(0, swap_add(self->dev, self->store, STORE_SIZE));

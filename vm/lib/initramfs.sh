@@ -30,8 +30,9 @@ SOM_VM_MODULES=${SOM_VM_MODULES-nd_e820 nd_pmem dax_pmem device_dax}
 SOM_VM_MODULES_ARM64=${SOM_VM_MODULES_ARM64-}
 # Modules the tests load and unload themselves: VFIO's type1 backend, which
 # som.ko refuses (kernel/dma_guard.c); the RAM disk, a block device to put
-# a swap store on (tests/som_swap_test.c).
-SOM_VM_TEST_MODULES=${SOM_VM_TEST_MODULES-vfio_iommu_type1 brd}
+# a swap store on, and device-mapper, to make that device fail
+# (tests/som_swap_test.c).
+SOM_VM_TEST_MODULES=${SOM_VM_TEST_MODULES-vfio_iommu_type1 brd dm_mod}
 SOM_VM_PROGRAMS=${SOM_VM_PROGRAMS-ndctl memcached memcaslap memcping memcstat redis-server redis-cli stress-ng}
 SOM_VM_LIBS=${SOM_VM_LIBS-/usr/lib/x86_64-linux-gnu/libjemalloc.so.2 /usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4}
 
