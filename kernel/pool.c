@@ -401,7 +401,7 @@ void som_pool_get_stats(struct som_pool *pool, int nid,
 		}
 	}
 	if (nid == NUMA_NO_NODE) {
-		u64 held = (u64)(pool->nr_lost + pool->nr_out) * SOM_BLOCK_SIZE;
+		u64 held = (u64)som_pool_owed(pool) * SOM_BLOCK_SIZE;
 		unsigned long pfn;
 		void *entry;
 

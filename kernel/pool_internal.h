@@ -97,6 +97,16 @@ unsigned long som_pool_avail(struct som_pool *pool,
 			     const struct som_claim *claim,
 			     unsigned long spare);
 bool som_pool_keeps_promises(struct som_pool *pool, unsigned long gone);
+unsigned long som_pool_movable_spare(struct som_pool *pool);
+
+/*
+ * The movable claims' promises that no reservation holds: lost
+ * reservations and indices paged out. Caller holds the pool lock.
+ */
+static inline unsigned long som_pool_owed(const struct som_pool *pool)
+{
+	return pool->nr_lost + pool->nr_out;
+}
 
 /* pool_zero.c: zeroing */
 void som_pool_zero_block(struct som_pool *pool, struct som_chunk *chunk,

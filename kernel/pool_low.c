@@ -52,8 +52,7 @@ void som_pool_check_low(struct som_pool *pool)
 	    pool->store_slots && pool->pressure)
 		pool->pressure(pool);
 	pool->short_at_hand = short_at_hand;
-	free -= min(movable, (u64)(pool->nr_lost + pool->nr_out) *
-			     SOM_BLOCK_SIZE);
+	free -= min(movable, (u64)som_pool_owed(pool) * SOM_BLOCK_SIZE);
 	low = free < watermark;
 	if (low == pool->low)
 		return;
@@ -79,14 +78,12 @@ void som_pool_check_low(struct som_pool *pool)
 unsigned long som_pool_low_deficit(struct som_pool *pool)
 {
 	u64 free = 0, watermark;
-	int n;
 
 	spin_lock(&pool->lock);
 	watermark = pool->overcommit && pool->store_slots ?
 		    pool->free_low_bytes : 0;
-	for (n = 0; watermark && n < nr_node_ids; n++)
-		free += (u64)som_set_spare(som_pool_set(pool, n, false)) *
-			SOM_BLOCK_SIZE;
+	if (watermark)
+		free = (u64)som_pool_movable_spare(pool) * SOM_BLOCK_SIZE;
 	spin_unlock(&pool->lock);
 	if (free >= watermark)
 		return 0;

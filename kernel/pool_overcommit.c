@@ -47,8 +47,8 @@ void som_claim_out(struct som_pool *pool, struct som_claim *claim, long nr)
 		pool->nr_out += nr;
 }
 
-/* Unpromised blocks of the movable sets. */
-static unsigned long som_pool_movable_spare(struct som_pool *pool)
+/* Unpromised blocks of the movable sets. Caller holds the pool lock. */
+unsigned long som_pool_movable_spare(struct som_pool *pool)
 {
 	unsigned long spare = 0;
 	int n;
@@ -78,7 +78,7 @@ unsigned long som_pool_avail(struct som_pool *pool,
 			     const struct som_claim *claim,
 			     unsigned long spare)
 {
-	unsigned long all, owed = pool->nr_lost + pool->nr_out;
+	unsigned long all, owed = som_pool_owed(pool);
 
 	lockdep_assert_held(&pool->lock);
 	if (claim->unmovable)
@@ -102,7 +102,7 @@ bool som_pool_keeps_promises(struct som_pool *pool, unsigned long gone)
 	unsigned long spare = som_pool_movable_spare(pool);
 
 	spare = spare > gone ? spare - gone : 0;
-	return spare + som_pool_room(pool) >= pool->nr_lost + pool->nr_out;
+	return spare + som_pool_room(pool) >= som_pool_owed(pool);
 }
 
 /*
@@ -227,7 +227,7 @@ EXPORT_SYMBOL_IF_KUNIT(som_pool_set_store);
 int som_pool_drop_store(struct som_pool *pool)
 {
 	spin_lock(&pool->lock);
-	if (pool->nr_lost + pool->nr_out > som_pool_movable_spare(pool)) {
+	if (som_pool_owed(pool) > som_pool_movable_spare(pool)) {
 		spin_unlock(&pool->lock);
 		return -EBUSY;
 	}
@@ -251,7 +251,7 @@ unsigned long som_pool_overcommitted(struct som_pool *pool)
 	unsigned long owed, spare;
 
 	spin_lock(&pool->lock);
-	owed = pool->nr_lost + pool->nr_out;
+	owed = som_pool_owed(pool);
 	spare = som_pool_movable_spare(pool);
 	spin_unlock(&pool->lock);
 	return owed > spare ? owed - spare : 0;
