@@ -3,7 +3,7 @@
 #
 # Tunables (environment):
 #   SOM_VM_TIMEOUT       seconds before a hung guest is killed (default:
-#                        per command: for test 1800 on the stock tier and
+#                        per command: for test 2700 on the stock tier and
 #                        5400 on the debug tier (see vm/run), 300 for demo)
 #   SOM_VM_MEM           guest RAM (16G: with q35, 0-2 GiB and 4-18 GiB;
 #                        on arm64's virt 1-17 GiB)
