@@ -936,12 +936,17 @@ def programs_table(progs):
         "ops/s after the churn",
         "(redis SET, memcached mixed, stress-ng bogo ops; TCG: indicative), "
         "and against anon-thp.",
+        "in 2M MiB (anonymous memory): the 2 MiB regions of its heaps "
+        "(mappings of 2 MiB or more, and brk)",
+        "that hold a page, in MiB: what whole 2 MiB blocks would take for "
+        "the same pages; <=half: how many",
+        "of those regions hold at most 256 of their 512 pages.",
         "",
         f"{'program':17}{'alloc':10}{'phase':7}{'1G %':>6}{'2M %':>6}"
         f"{'4K %':>6}{'large %':>8}{'VmPTE KiB':>11}{'used MiB':>10}"
         f"{'held MiB':>10}"
         f"{'app MiB':>9}"
-        f"{'ops/s':>10}{'x anon-thp':>12}",
+        f"{'ops/s':>10}{'x anon-thp':>12}{'in 2M MiB':>11}{'<=half':>8}",
     ]
     for name, by in progs.items():
         base = by.get("anon-thp", {}).get("churn", {}).get("ops_per_s")
@@ -979,7 +984,9 @@ def programs_table(progs):
                        else f"{'-':>9}")
                     + (f"{ops:10,.0f}" if phase == "churn" and ops
                        else f"{'':10}")
-                    + ratio).rstrip())
+                    + ratio
+                    + (f"{d['blk_regions'] * 2:11,d}{d['blk_sparse']:8,d}"
+                       if d.get("blk_regions") else "")).rstrip())
     return "\n".join(lines) + "\n"
 
 

@@ -713,7 +713,8 @@ static int usage(void)
 		"       som_bench age 1g|2m|4k|mglru-4k|mglru-thp RUN\n"
 		"       som_bench tier 2m|1g|kernel-thp RUN\n"
 		"       som_bench swap som|kernel RUN\n"
-		"       som_bench pressure som|kernel RUN\n");
+		"       som_bench pressure som|kernel RUN\n"
+		"       som_bench regions PID...\n");
 	return 2;
 }
 
@@ -743,6 +744,8 @@ int main(int argc, char **argv)
 		ret = som_bench_swap(argv[2], atoi(argv[3]));
 	else if (argc == 4 && !strcmp(argv[1], "pressure"))
 		ret = som_bench_pressure(argv[2], atoi(argv[3]));
+	else if (argc >= 3 && !strcmp(argv[1], "regions"))
+		ret = som_bench_regions(argc - 2, argv + 2);
 	else if (argc == 3 && !strcmp(argv[1], "meta") &&
 		 (!strcmp(argv[2], "empty") || !strcmp(argv[2], "whole") ||
 		  !strcmp(argv[2], "split") || !strcmp(argv[2], "hvo")))

@@ -13,6 +13,12 @@
 #            pte_bytes=         its page tables (VmPTE)
 #            app_bytes=         what the program says it uses (0: nothing)
 #            ops_per_s=         throughput of the phase (churn only)
+#            blk_regions=       anonymous memory only: 2 MiB regions of its
+#                               heaps (mappings of 2 MiB or more, and brk)
+#                               with a page present
+#                               (som_bench regions); blk_sparse= of them
+#                               at most half full, blk_sparse_bytes= their
+#                               pages
 #
 # The programs (SOM_BENCH_PROGRAMS, "redis memcached stress-glibc
 # stress-tcmalloc"):
@@ -71,7 +77,11 @@ program_line() {
 	_total=$(cat $bench_sysfs/total_bytes)
 	_free=$(cat $bench_sysfs/free_bytes)
 	_res=$(cat $bench_sysfs/reserved_bytes)
-	echo "SOMBENCH program name=$_name alloc=$_alloc phase=$_phase e1g=$_e1g e2m=$_e2m e4k=$_e4k som_used=$((_total - _free - _res)) som_held=$((_total - _free)) rss_anon=$(status_bytes RssAnon "$@") thp_bytes=$(thp_bytes "$@") pte_bytes=$(status_bytes VmPTE "$@") app_bytes=$_app ops_per_s=$_ops"
+	# Anonymous memory counted in whole 2 MiB blocks (som_bench regions).
+	_blk="blk_regions=0 blk_sparse=0 blk_sparse_bytes=0"
+	[ "$_alloc" = som ] ||
+		_blk=$(som_bench regions "$@" | sed -n 's/^SOMBENCH regions bytes=[0-9]* blocks=\([0-9]*\) sparse=\([0-9]*\) sparse_bytes=\([0-9]*\)$/blk_regions=\1 blk_sparse=\2 blk_sparse_bytes=\3/p')
+	echo "SOMBENCH program name=$_name alloc=$_alloc phase=$_phase e1g=$_e1g e2m=$_e2m e4k=$_e4k som_used=$((_total - _free - _res)) som_held=$((_total - _free)) rss_anon=$(status_bytes RssAnon "$@") thp_bytes=$(thp_bytes "$@") pte_bytes=$(status_bytes VmPTE "$@") app_bytes=$_app $_blk ops_per_s=$_ops"
 }
 
 redis_program() {

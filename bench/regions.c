@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * som_bench regions PID...: what the ordinary anonymous memory of running
+ * processes would take in whole 2 MiB blocks, som's unit. Over each
+ * private writable mapping with no file of at least 2 MiB (an allocator's
+ * heap: somrun turns those into som mappings) and the brk heap (glibc's
+ * and tcmalloc's, which somrun leaves ordinary), /proc/PID/pagemap says
+ * which 4 KiB pages are present; a 2 MiB region of the address space with
+ * any present page would hold a whole block. Prints
+ *
+ *	SOMBENCH regions bytes=P blocks=N sparse=S sparse_bytes=Q
+ *
+ * P: the present bytes; N: the 2 MiB regions with a present page; S: of
+ * those, the ones at most half full, holding Q bytes. N * 2 MiB is the
+ * least a block-granular allocator needs for the same pages, and S the
+ * blocks that packing their pages onto 4 KiB entries would save space on.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "aging.h"
+
+#define REGION_PAGES	512
+#define PM_PRESENT	(1ULL << 63)
+
+struct regions {
+	uint64_t present, blocks, sparse, sparse_pages;
+};
+
+/* Count the present pages of [start, end), a 2 MiB region at a time. */
+static int regions_scan(int pm, uint64_t start, uint64_t end,
+			struct regions *r)
+{
+	static uint64_t ents[REGION_PAGES];
+	uint64_t a, from, to;
+	size_t i, n, live;
+
+	for (a = start & ~(uint64_t)(REGION_PAGES * 4096 - 1); a < end;
+	     a += REGION_PAGES * 4096) {
+		from = a < start ? start : a;
+		to = a + REGION_PAGES * 4096 > end ? end :
+		     a + REGION_PAGES * 4096;
+		n = (to - from) / 4096;
+		if (pread(pm, ents, n * 8, (off_t)(from / 4096 * 8)) !=
+		    (ssize_t)(n * 8))
+			return -1;
+		for (i = 0, live = 0; i < n; i++)
+			live += !!(ents[i] & PM_PRESENT);
+		/*
+		 * A region two mappings share is counted once per mapping:
+		 * allocators' heaps are 2 MiB aligned or far larger.
+		 */
+		if (!live)
+			continue;
+		r->present += live;
+		r->blocks++;
+		if (live <= REGION_PAGES / 2) {
+			r->sparse++;
+			r->sparse_pages += live;
+		}
+	}
+	return 0;
+}
+
+static int regions_of(const char *pid, struct regions *r)
+{
+	char path[64], line[512], perms[8], file[256];
+	uint64_t start, end;
+	FILE *maps;
+	int pm, ret = 0;
+
+	snprintf(path, sizeof(path), "/proc/%s/maps", pid);
+	maps = fopen(path, "r");
+	snprintf(path, sizeof(path), "/proc/%s/pagemap", pid);
+	pm = open(path, O_RDONLY);
+	if (!maps || pm < 0) {
+		if (maps)
+			fclose(maps);
+		if (pm >= 0)
+			close(pm);
+		return -1;
+	}
+	while (!ret && fgets(line, sizeof(line), maps)) {
+		file[0] = 0;
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %*s %*s %*s %255s",
+			   &start, &end, perms, file) < 3)
+			continue;
+		if ((file[0] && strcmp(file, "[heap]")) ||
+		    strncmp(perms, "rw-p", 4) ||
+		    end - start < REGION_PAGES * 4096)
+			continue;
+		ret = regions_scan(pm, start, end, r);
+	}
+	fclose(maps);
+	close(pm);
+	return ret;
+}
+
+int som_bench_regions(int argc, char **argv)
+{
+	struct regions r;
+	int i;
+
+	memset(&r, 0, sizeof(r));
+	for (i = 0; i < argc; i++) {
+		if (regions_of(argv[i], &r)) {
+			fprintf(stderr, "som_bench regions: cannot read process %s\n",
+				argv[i]);
+			return 1;
+		}
+	}
+	printf("SOMBENCH regions bytes=%" PRIu64 " blocks=%" PRIu64
+	       " sparse=%" PRIu64 " sparse_bytes=%" PRIu64 "\n",
+	       r.present * 4096, r.blocks, r.sparse, r.sparse_pages * 4096);
+	return 0;
+}
