@@ -3,8 +3,9 @@
  * som_bench regions PID...: what the ordinary anonymous memory of running
  * processes would take in whole 2 MiB blocks, som's unit. Over each
  * private writable mapping with no file of at least 2 MiB (an allocator's
- * heap: somrun turns those into som mappings) and the brk heap (glibc's
- * and tcmalloc's, which somrun leaves ordinary), /proc/PID/pagemap says
+ * heap: somrun turns those into som mappings) but thread stacks (right
+ * above their PROT_NONE guard, which somrun leaves ordinary too) and over
+ * the brk heap (glibc's and tcmalloc's), /proc/PID/pagemap says
  * which 4 KiB pages are present; a 2 MiB region of the address space with
  * any present page would hold a whole block. Prints
  *
@@ -18,6 +19,7 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,7 +72,8 @@ static int regions_scan(int pm, uint64_t start, uint64_t end,
 static int regions_of(const char *pid, struct regions *r)
 {
 	char path[64], line[512], perms[8], file[256];
-	uint64_t start, end;
+	uint64_t start, end, guard_end = 0;
+	bool heap;
 	FILE *maps;
 	int pm, ret = 0;
 
@@ -90,9 +93,20 @@ static int regions_of(const char *pid, struct regions *r)
 		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %*s %*s %*s %255s",
 			   &start, &end, perms, file) < 3)
 			continue;
-		if ((file[0] && strcmp(file, "[heap]")) ||
-		    strncmp(perms, "rw-p", 4) ||
-		    end - start < REGION_PAGES * 4096)
+		heap = !strcmp(file, "[heap]");
+		/*
+		 * A thread's stack begins where its guard, a page or a few,
+		 * ends (larger PROT_NONE areas are reservations, such as
+		 * the rest of a glibc arena's heap).
+		 */
+		if (!strncmp(perms, "---p", 4) && !file[0]) {
+			if (end - start <= 16 * 4096)
+				guard_end = end;
+			continue;
+		}
+		if ((file[0] && !heap) || strncmp(perms, "rw-p", 4) ||
+		    (!heap && (end - start < REGION_PAGES * 4096 ||
+			       start == guard_end)))
 			continue;
 		ret = regions_scan(pm, start, end, r);
 	}

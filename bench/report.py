@@ -937,10 +937,11 @@ def programs_table(progs):
         "(redis SET, memcached mixed, stress-ng bogo ops; TCG: indicative), "
         "and against anon-thp.",
         "in 2M MiB (anonymous memory): the 2 MiB regions of its heaps "
-        "(mappings of 2 MiB or more, and brk)",
-        "that hold a page, in MiB: what whole 2 MiB blocks would take for "
-        "the same pages; <=half: how many",
-        "of those regions hold at most 256 of their 512 pages.",
+        "(mappings of 2 MiB or more but thread",
+        "stacks, and brk) that hold a page, in MiB: what whole 2 MiB "
+        "blocks would take for the same pages;",
+        "<=half: how many of those regions hold at most 256 of their 512 "
+        "pages.",
         "",
         f"{'program':17}{'alloc':10}{'phase':7}{'1G %':>6}{'2M %':>6}"
         f"{'4K %':>6}{'large %':>8}{'VmPTE KiB':>11}{'used MiB':>10}"

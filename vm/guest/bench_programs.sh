@@ -14,8 +14,8 @@
 #            app_bytes=         what the program says it uses (0: nothing)
 #            ops_per_s=         throughput of the phase (churn only)
 #            blk_regions=       anonymous memory only: 2 MiB regions of its
-#                               heaps (mappings of 2 MiB or more, and brk)
-#                               with a page present
+#                               heaps (mappings of 2 MiB or more but
+#                               thread stacks, and brk) with a page present
 #                               (som_bench regions); blk_sparse= of them
 #                               at most half full, blk_sparse_bytes= their
 #                               pages
