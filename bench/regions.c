@@ -9,10 +9,11 @@
  * which 4 KiB pages are present; a 2 MiB region of the address space with
  * any present page would hold a whole block. Prints
  *
- *	SOMBENCH regions bytes=P blocks=N sparse=S sparse_bytes=Q
+ *	SOMBENCH regions blk_regions=N blk_sparse=S blk_sparse_bytes=Q bytes=P
  *
- * P: the present bytes; N: the 2 MiB regions with a present page; S: of
- * those, the ones at most half full, holding Q bytes. N * 2 MiB is the
+ * N: the 2 MiB regions with a present page; S: of those, the ones at most
+ * half full, holding Q bytes; P: all the present bytes. The blk_ fields
+ * are those of vm/guest/bench_programs.sh's program lines. N * 2 MiB is the
  * least a block-granular allocator needs for the same pages, and S the
  * blocks that packing their pages onto 4 KiB entries would save space on.
  */
@@ -128,8 +129,8 @@ int som_bench_regions(int argc, char **argv)
 			return 1;
 		}
 	}
-	printf("SOMBENCH regions bytes=%" PRIu64 " blocks=%" PRIu64
-	       " sparse=%" PRIu64 " sparse_bytes=%" PRIu64 "\n",
-	       r.present * 4096, r.blocks, r.sparse, r.sparse_pages * 4096);
+	printf("SOMBENCH regions blk_regions=%" PRIu64 " blk_sparse=%" PRIu64
+	       " blk_sparse_bytes=%" PRIu64 " bytes=%" PRIu64 "\n",
+	       r.blocks, r.sparse, r.sparse_pages * 4096, r.present * 4096);
 	return 0;
 }

@@ -6,7 +6,7 @@
  * interface from the seed corpus: SOM_GFUZZ_CALLS calls (default
  * 1000000) or SOM_GFUZZ_SECONDS (default 120 on either tier: on the
  * debug tier KCOV's coverage grows by a few percent from there to where
- * it stopped growing, about 260 s; the stock tier makes about 3,000
+ * it stopped growing, about 260 s; the stock tier makes about 1,600
  * calls a second under TCG; at most 780), whichever comes first, from
  * SOM_FUZZ_SEED. The suite's time is kept for its other tests.
  * `vm/run fuzz` is for long runs. Any finding fails (a checker's report

@@ -80,7 +80,7 @@ program_line() {
 	# Anonymous memory counted in whole 2 MiB blocks (som_bench regions).
 	_blk="blk_regions=0 blk_sparse=0 blk_sparse_bytes=0"
 	[ "$_alloc" = som ] ||
-		_blk=$(som_bench regions "$@" | sed -n 's/^SOMBENCH regions bytes=[0-9]* blocks=\([0-9]*\) sparse=\([0-9]*\) sparse_bytes=\([0-9]*\)$/blk_regions=\1 blk_sparse=\2 blk_sparse_bytes=\3/p')
+		_blk=$(som_bench regions "$@" | sed -n 's/^SOMBENCH regions \(blk_.*\) bytes=.*/\1/p')
 	echo "SOMBENCH program name=$_name alloc=$_alloc phase=$_phase e1g=$_e1g e2m=$_e2m e4k=$_e4k som_used=$((_total - _free - _res)) som_held=$((_total - _free)) rss_anon=$(status_bytes RssAnon "$@") thp_bytes=$(thp_bytes "$@") pte_bytes=$(status_bytes VmPTE "$@") app_bytes=$_app $_blk ops_per_s=$_ops"
 }
 
