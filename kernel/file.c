@@ -23,14 +23,18 @@
 #include <linux/uaccess.h>
 #include <uapi/linux/som.h>
 
+#include "pack.h"
 #include "region.h"
 #include "som.h"
 #include "swap.h"
 
 #define SOM_FILE_MAGIC		0x534f4d46	/* "SOMF" */
 
-/* Far below the point where rounding a size up to 2 MiB could overflow. */
-#define SOM_FILE_MAX_BYTES	round_down(MAX_LFS_FILESIZE, SOM_BLOCK_SIZE)
+/*
+ * 4 EiB: far below the point where rounding a size up to 2 MiB could
+ * overflow, and below the region's pack blocks (pack.h).
+ */
+#define SOM_FILE_MAX_BYTES	((loff_t)SOM_PACK_FIRST << SOM_BLOCK_SHIFT)
 
 static struct vfsmount *som_file_mnt;
 static int som_file_mnt_count;

@@ -13,6 +13,7 @@
 #include "age.h"
 #include "charge.h"
 #include "migrate.h"
+#include "pack.h"
 #include "som.h"
 #include "source.h"
 #include "swap.h"
@@ -102,6 +103,7 @@ static void __exit som_exit(void)
 {
 	som_dev_unregister();
 	som_poison_exit();
+	som_pack_exit();
 	som_compact_exit();
 	som_sysfs_exit();
 	som_swap_exit();

@@ -52,9 +52,10 @@ void som_metadata_get(struct som_metadata *m)
 	m->ages = r.ages;
 	m->charges = som_charges_metadata_bytes();
 	m->swap = som_swap_metadata_bytes() + r.swap;
+	m->pack = r.pack;
 	m->total = stats.metadata_bytes + m->sources + m->source_tables +
 		   r.regions + r.table_split + r.table_nodes + r.ages +
-		   m->charges + m->swap;
+		   m->charges + m->swap + m->pack;
 }
 
 /* A part of struct som_metadata: @offset locates it. */
@@ -91,6 +92,7 @@ static SOM_METADATA_ATTR(table_node_bytes, table_nodes);
 static SOM_METADATA_ATTR(ages_bytes, ages);
 static SOM_METADATA_ATTR(charges_bytes, charges);
 static SOM_METADATA_ATTR(swap_bytes, swap);
+static SOM_METADATA_ATTR(pack_bytes, pack);
 
 static struct attribute *som_metadata_attrs[] = {
 	&som_metadata_chunks_bytes.attr.attr,
@@ -104,6 +106,7 @@ static struct attribute *som_metadata_attrs[] = {
 	&som_metadata_ages_bytes.attr.attr,
 	&som_metadata_charges_bytes.attr.attr,
 	&som_metadata_swap_bytes.attr.attr,
+	&som_metadata_pack_bytes.attr.attr,
 	NULL,
 };
 
@@ -134,7 +137,8 @@ static ssize_t region_metadata_bytes_show(struct kobject *kobj,
 
 	som_regions_count_metadata(&r);
 	return sysfs_emit(buf, "%llu\n",
-			  r.regions + r.table_split + r.table_nodes + r.ages);
+			  r.regions + r.table_split + r.table_nodes + r.ages +
+			  r.pack);
 }
 
 struct kobj_attribute som_region_metadata_bytes_attr =

@@ -52,6 +52,7 @@
 #include <linux/vmalloc.h>
 
 #include "migrate.h"
+#include "pack.h"
 #include "region.h"
 #include "som.h"
 #include "som_trace.h"
@@ -136,10 +137,17 @@ void som_mover_unlock(struct som_mover *mv)
 		mmdrop(mv->mm);
 }
 
-/* Zap the owner's entries for @nr 2 MiB indices from @idx. */
+/*
+ * Zap the owner's entries for @nr 2 MiB indices from @idx: for pack
+ * blocks, those of the pages that use them (pack.c).
+ */
 static void som_mover_zap(struct som_mover *mv, pgoff_t idx, pgoff_t nr)
 {
-	if (mv->live)
+	if (!mv->live)
+		return;
+	if (som_pack_is_pack(idx))
+		som_pack_zap(mv->mm, mv->region, idx, nr);
+	else
 		som_vm_zap_range(mv->mm, mv->region,
 				 idx << SOM_PAGES_PER_BLOCK_SHIFT,
 				 (idx + nr) << SOM_PAGES_PER_BLOCK_SHIFT);
@@ -942,7 +950,9 @@ static int som_poison_region_in_place(struct som_region *region,
 			som_region_poison_page(region,
 					       (idx << SOM_PAGES_PER_BLOCK_SHIFT) +
 					       (pfn - som_bfn_to_pfn(bfn)));
-			if (live)
+			if (live && som_pack_is_pack(idx))
+				som_pack_zap(mm, region, idx, 1);
+			else if (live)
 				som_vm_zap_range(mm, region,
 						 idx << SOM_PAGES_PER_BLOCK_SHIFT,
 						 (idx + 1) << SOM_PAGES_PER_BLOCK_SHIFT);

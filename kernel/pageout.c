@@ -18,6 +18,7 @@
 #include <uapi/linux/som.h>
 
 #include "migrate.h"
+#include "pack.h"
 #include "region.h"
 #include "swap.h"
 
@@ -132,7 +133,8 @@ static int som_pageout_batch(struct som_region *region,
 	w->noted = ULONG_MAX;
 	while (n < SOM_PAGEOUT_BATCH && w->left && looked++ < 4096) {
 		entry = som_table_next(&region->table, &w->idx, w->last);
-		if (entry == SOM_TABLE_ABSENT) {
+		/* Pack blocks (pack.c), last in the table, stay for now. */
+		if (entry == SOM_TABLE_ABSENT || som_pack_is_pack(w->idx)) {
 			w->idx = w->last + 1;
 			break;
 		}

@@ -39,6 +39,7 @@
 #endif
 
 #include "migrate.h"
+#include "pack.h"
 #include "region.h"
 #include "som.h"
 #include "som_trace.h"
@@ -117,6 +118,10 @@ static int som_poison_addr_pfn(unsigned long addr, unsigned long *pfn)
 			      pgoff >> SOM_PAGES_PER_BLOCK_SHIFT);
 	if (som_region_poisoned(region, pgoff, 1))
 		err = -EHWPOISON;
+	else if (entry == SOM_TABLE_ABSENT && region->mapping &&
+		 som_pack_sparse(region, pgoff >> SOM_PAGES_PER_BLOCK_SHIFT,
+				 pgoff >> SOM_PAGES_PER_BLOCK_SHIFT))
+		err = som_pack_page(region, pgoff, false, pfn);
 	else if (!som_table_is_block(entry))
 		err = -ENODATA;
 	else

@@ -40,6 +40,7 @@
 #include <linux/string.h>
 #include <linux/uaccess.h>
 
+#include "pack.h"
 #include "pool.h"
 #include "region.h"
 #include "som.h"
@@ -73,9 +74,12 @@ static loff_t som_region_size(struct som_region *region)
 	return i_size_read(region->mapping->host);
 }
 
+/* Pack blocks (pack.c) are filled like holes, past every file offset. */
 static bool som_region_is_hole(struct som_region *region, pgoff_t idx)
 {
-	return region->mapping && idx < som_size_indices(som_region_size(region));
+	return region->mapping &&
+	       (idx < som_size_indices(som_region_size(region)) ||
+		som_pack_is_pack(idx));
 }
 
 /* Count blocks held; a som file reports them as its st_blocks. */
@@ -137,6 +141,7 @@ struct som_region *som_region_create(struct som_pool *pool,
 	som_table_init(&region->table);
 	xa_init(&region->poison);
 	xa_init(&region->swap);
+	som_pack_region_init(region);
 	som_ages_init(&region->ages);
 	region->mapping = mapping;
 	region->pool = pool;
@@ -157,6 +162,7 @@ static void som_region_free(struct kref *ref)
 	xa_destroy(&region->poison);
 	WARN_ON_ONCE(!xa_empty(&region->swap));
 	xa_destroy(&region->swap);
+	som_pack_region_destroy(region);
 	som_ages_destroy(&region->ages);
 	som_pool_del_claim(region->pool, &region->claim);
 	som_claim_destroy(&region->claim);
@@ -258,6 +264,7 @@ void som_regions_count_metadata(struct som_regions_metadata *m)
 			m->ages += som_ages_bytes(&region->ages);
 			m->swap += som_xa_nodes(&region->swap) *
 				   sizeof(struct xa_node);
+			m->pack += som_pack_metadata_bytes(region);
 		}
 		mutex_unlock(&region->lock);
 	}
@@ -320,17 +327,24 @@ err_uncharge:
 	return err;
 }
 
-/*
- * Release every index in [first, last]: blocks go back to the pool,
- * reservations too. No page-table entry may map the blocks any more.
+/**
+ * som_region_release() - release indices of a region
+ * @region: the region, locked
+ * @first: first index
+ * @last: last index
+ *
+ * Blocks go back to the pool, reservations too; sparse indices' slots are
+ * freed (pack.c). No page-table entry may map the blocks any more.
  */
-static void som_region_release(struct som_region *region, pgoff_t first,
-			       pgoff_t last)
+void som_region_release(struct som_region *region, pgoff_t first,
+			pgoff_t last)
 {
 	unsigned long entry, nr_reserved = 0, nr_freed = 0, nr_out;
 	pgoff_t idx = first;
 
 	lockdep_assert_held(&region->lock);
+	if (region->mapping && !som_pack_is_pack(first))
+		som_pack_drop(region, first, min(last, SOM_PACK_FIRST - 1));
 	for (;;) {
 		entry = som_table_next(&region->table, &idx, last);
 		if (entry == SOM_TABLE_ABSENT)
@@ -667,6 +681,9 @@ static int som_region_fill_chunk(struct som_region *region, pgoff_t first,
 	 */
 	if (som_region_swapped(region, first, last))
 		return -EBUSY;
+	/* Nor does a sparse index: its pages are in pack blocks. */
+	if (som_pack_sparse(region, first, last))
+		return -EBUSY;
 	if (som_table_count(table, first, last, SOM_TABLE_KIND_BLOCK))
 		return -ENOSPC;
 
@@ -712,14 +729,16 @@ err_unhold:
  * @pgoff: page offset in the region
  * @nr_pages: pages from @pgoff that will be mapped, all in @pgoff's block
  * @pfn: the frame of @pgoff; the whole 2 MiB block around it is backed
- *	contiguously
+ *	contiguously, unless the index is sparse (pack.c)
  *
- * Allocates the block on first use, from the index's reservation.
+ * Allocates the block on first use, from the index's reservation. A page
+ * of a sparse index is backed by its pack slot, taken on first use.
  *
  * Context: Process context, may sleep (the allocation may zero 2 MiB).
  * Caller holds the region lock until the frames are mapped.
  * Return: 0; -ENOSPC if @nr_pages > 1 and they reach past the end of a
- * som file or hold a poisoned hole; -EHWPOISON if @pgoff is one; -EFAULT
+ * som file, hold a poisoned hole or are of a sparse index; -EHWPOISON if
+ * @pgoff is one (or its pack slot is); -EFAULT
  * if @pgoff is past the end of a som file or no VMA maps
  * it; -ENOMEM if a hole cannot be filled because the pool is empty.
  */
@@ -734,6 +753,11 @@ int som_region_block(struct som_region *region, pgoff_t pgoff,
 		return nr_pages > 1 ? -ENOSPC : -EFAULT;
 	if (som_region_poisoned(region, pgoff, nr_pages))
 		return nr_pages > 1 ? -ENOSPC : -EHWPOISON;
+	/* A sparse index is mapped page by page, from its pack slots. */
+	if (som_pack_sparse(region, pgoff >> SOM_PAGES_PER_BLOCK_SHIFT,
+			    pgoff >> SOM_PAGES_PER_BLOCK_SHIFT))
+		return nr_pages > 1 ? -ENOSPC :
+		       som_pack_page(region, pgoff, true, pfn);
 	err = som_region_fill(region, pgoff >> SOM_PAGES_PER_BLOCK_SHIFT, &bfn);
 	if (!err)
 		*pfn = som_bfn_to_pfn(bfn) + (pgoff & (SOM_PAGES_PER_BLOCK - 1));
@@ -798,7 +822,7 @@ int som_region_access(struct som_region *region, loff_t pos, void *buf,
 		      int len, bool write)
 {
 	pgoff_t idx = pos >> SOM_BLOCK_SHIFT;
-	unsigned long bfn, entry;
+	unsigned long bfn, entry, pfn;
 	void *vaddr;
 	int err = 0;
 
@@ -814,6 +838,23 @@ int som_region_access(struct som_region *region, loff_t pos, void *buf,
 		goto out_unlock;
 	}
 	entry = som_table_get(&region->table, idx);
+	if (entry == SOM_TABLE_ABSENT && som_pack_sparse(region, idx, idx)) {
+		err = som_pack_page(region, pos >> PAGE_SHIFT, write, &pfn);
+		if (err == -ENODATA) {
+			memset(buf, 0, len);
+			err = 0;
+			goto out_unlock;
+		}
+		if (err) {
+			err = err == -EHWPOISON ? -EIO : -EFAULT;
+			goto out_unlock;
+		}
+		vaddr = som_pool_block_vaddr(region->pool,
+					     pfn >> SOM_PAGES_PER_BLOCK_SHIFT) +
+			((pfn & (SOM_PAGES_PER_BLOCK - 1)) << PAGE_SHIFT) +
+			offset_in_page(pos);
+		goto copy;
+	}
 	if (!som_table_is_block(entry) && !write &&
 	    (entry != SOM_TABLE_ABSENT || som_region_is_hole(region, idx)) &&
 	    !som_region_swapped(region, idx, idx)) {
@@ -831,6 +872,7 @@ int som_region_access(struct som_region *region, loff_t pos, void *buf,
 		goto out_unlock;
 	}
 	vaddr += pos & (SOM_BLOCK_SIZE - 1);
+copy:
 	if (write)
 		memcpy(vaddr, buf, len);
 	else if (copy_mc_to_kernel(buf, vaddr, len))
@@ -857,9 +899,50 @@ int som_region_may_modify(struct som_region *region)
 }
 
 /*
+ * Zap every user mapping of [from, to) of a som file, page aligned. Only
+ * the owner maps it; see som_file_lock() for why its mmap_lock is held
+ * for write.
+ */
+static void som_region_zap(struct som_region *region, loff_t from, loff_t to)
+{
+	if (from >= to)
+		return;
+	if (region->mm && region->nr_vmas) {
+		mmap_assert_write_locked(region->mm);
+		som_age_note_range(region->mm, region, from >> PAGE_SHIFT,
+				   DIV_ROUND_UP_ULL(to, PAGE_SIZE));
+	}
+	unmap_mapping_range(region->mapping, from, to - from, 1);
+}
+
+/*
+ * som_region_zero() in one sparse index: a part of a page is zeroed in its
+ * pack slot, whole pages are zapped and lose their slots.
+ */
+static void som_region_zero_sparse(struct som_region *region, loff_t from,
+				   loff_t to)
+{
+	loff_t pos, next, first = PAGE_ALIGN(from), end = to & PAGE_MASK;
+
+	for (pos = from; pos < to; pos = next) {
+		next = min_t(loff_t, to, PAGE_ALIGN(pos + 1));
+		if (next - pos < PAGE_SIZE)
+			som_pack_zero(region, pos, next);
+	}
+	if (first < end) {
+		som_region_zap(region, first, end);
+		som_pack_free(region, first >> PAGE_SHIFT,
+			      (end >> PAGE_SHIFT) - 1);
+	}
+}
+
+/*
  * Zero [from, to) where blocks back it; reserved memory is zero anyway.
  * Holes that memory errors left on pages wholly inside are cleared where
  * the block behind them is healthy; a page still poisoned is not written.
+ * A block zeroed in part may be worth packing (pack.c). The pages of a
+ * sparse index wholly inside are zapped and lose their pack slots; a part
+ * of one is zeroed in its slot.
  */
 static void som_region_zero(struct som_region *region, loff_t from, loff_t to)
 {
@@ -875,8 +958,13 @@ static void som_region_zero(struct som_region *region, loff_t from, loff_t to)
 		idx = from >> SOM_BLOCK_SHIFT;
 		end = min_t(loff_t, to, (loff_t)(idx + 1) << SOM_BLOCK_SHIFT);
 		entry = som_table_get(&region->table, idx);
+		if (entry == SOM_TABLE_ABSENT && som_pack_sparse(region, idx, idx)) {
+			som_region_zero_sparse(region, from, end);
+			continue;
+		}
 		if (!som_table_is_block(entry))
 			continue;
+		som_pack_note(region, idx);
 		vaddr = som_pool_block_vaddr(region->pool, entry);
 		if (!region->nr_poisoned) {
 			memset(vaddr + (from & (SOM_BLOCK_SIZE - 1)), 0,
@@ -919,23 +1007,6 @@ static int som_region_swap_in_range(struct som_region *region, loff_t from,
 	return 0;
 }
 
-/*
- * Zap every user mapping of [from, to) of a som file, page aligned. Only
- * the owner maps it; see som_file_lock() for why its mmap_lock is held
- * for write.
- */
-static void som_region_zap(struct som_region *region, loff_t from, loff_t to)
-{
-	if (from >= to)
-		return;
-	if (region->mm && region->nr_vmas) {
-		mmap_assert_write_locked(region->mm);
-		som_age_note_range(region->mm, region, from >> PAGE_SHIFT,
-				   DIV_ROUND_UP_ULL(to, PAGE_SIZE));
-	}
-	unmap_mapping_range(region->mapping, from, to - from, 1);
-}
-
 /* som_region_resize() once what it zeroes holds blocks. */
 static int som_region_set_size(struct som_region *region, loff_t size)
 {
@@ -956,7 +1027,7 @@ static int som_region_set_size(struct som_region *region, loff_t size)
 	} else if (size < old) {
 		som_region_zap(region, PAGE_ALIGN(size), old);
 		if (new_nr < old_nr)
-			som_region_release(region, new_nr, ULONG_MAX);
+			som_region_release(region, new_nr, SOM_PACK_FIRST - 1);
 		som_region_zero(region, size,
 				min_t(loff_t, old,
 				      (loff_t)new_nr << SOM_BLOCK_SHIFT));
@@ -1034,7 +1105,8 @@ void som_region_resize_back(struct som_region *region, loff_t size)
  *
  * Context: Process context, may sleep (it zeroes memory the worker has not
  * zeroed yet). Caller holds the region lock.
- * Indices paged out are left in the store: their memory is there.
+ * Indices paged out are left in the store: their memory is there; sparse
+ * indices are left in their pack blocks.
  *
  * Return: 0; -ENOMEM if the pool cannot reserve the holes; -EAGAIN if
  * it overcommits and a block must be paged out first; -EINTR if a fatal
@@ -1042,7 +1114,7 @@ void som_region_resize_back(struct som_region *region, loff_t size)
  */
 int som_region_allocate(struct som_region *region, loff_t from, loff_t to)
 {
-	pgoff_t idx = from >> SOM_BLOCK_SHIFT, last;
+	pgoff_t idx = from >> SOM_BLOCK_SHIFT, last, pos, sparse;
 	unsigned long bfn;
 	int err;
 
@@ -1050,16 +1122,22 @@ int som_region_allocate(struct som_region *region, loff_t from, loff_t to)
 	if (from >= to)
 		return 0;
 	last = (to - 1) >> SOM_BLOCK_SHIFT;
-	err = som_region_reserve(region, idx, last);
-	if (err)
-		return err;
+	/* A sparse index has its memory too, in pack blocks (pack.c). */
+	for (pos = idx; pos <= last; pos = sparse + 1) {
+		sparse = som_pack_next_sparse(region, pos, last);
+		err = sparse > pos ?
+		      som_region_reserve(region, pos, sparse - 1) : 0;
+		if (err)
+			return err;
+	}
 	while (idx <= last) {
 		/*
 		 * An index paged out has its memory, in the store: reading
 		 * it back could take the block a page-out of the range's
 		 * own memory just freed, again and again (pressure.c).
 		 */
-		if (som_region_swapped(region, idx, idx)) {
+		if (som_region_swapped(region, idx, idx) ||
+		    som_pack_sparse(region, idx, idx)) {
 			idx++;
 			continue;
 		}
@@ -1137,20 +1215,24 @@ int som_region_punch(struct som_region *region, loff_t from, loff_t to)
  *	chunk, | SOM_MAPPING_SLOW if it is of the slow tier
  *
  * Context: Process context. Takes the region lock.
- * Return: the NUMA node of the block, or NUMA_NO_NODE if no block backs
- * @pgoff yet.
+ * Return: the NUMA node of the block (of a sparse page, the pack block
+ * that holds it), or NUMA_NO_NODE if no block backs @pgoff yet.
  */
 int som_region_node(struct som_region *region, pgoff_t pgoff,
 		    unsigned int *flags)
 {
 	bool unmovable = false;
-	unsigned long entry;
+	unsigned long entry, pfn;
 	int nid = NUMA_NO_NODE;
 
 	*flags = 0;
 	mutex_lock(&region->lock);
 	entry = som_table_get(&region->table,
 			      pgoff >> SOM_PAGES_PER_BLOCK_SHIFT);
+	/* A page of a sparse index lies in its pack slot's block. */
+	if (entry == SOM_TABLE_ABSENT && region->mapping &&
+	    !som_pack_page(region, pgoff, false, &pfn))
+		entry = pfn >> SOM_PAGES_PER_BLOCK_SHIFT;
 	if (som_table_is_block(entry)) {
 		nid = som_pool_block_node(region->pool, entry, &unmovable);
 		if (som_pool_block_tier(region->pool, entry) == SOM_TIER_SLOW)

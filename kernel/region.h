@@ -66,6 +66,13 @@
  * @swap:	2 MiB index -> slot of the swap store that holds its data
  *		(region_swap.c). Such an index is reserved in @table: it
  *		keeps its promise of a block for when it is read back.
+ * @sparse:	2 MiB index -> the pack slots of a sparse index of a som
+ *		file (pack.c); such an index is absent in @table
+ * @packs:	pack index - SOM_PACK_FIRST -> the reverse map of that pack
+ *		block
+ * @pack_candidates: indices a packing pass is to look at
+ * @nr_sparse:	entries in @sparse
+ * @nr_packs:	entries in @packs
  */
 struct som_region {
 	struct mutex lock;		/* see above */
@@ -86,6 +93,11 @@ struct som_region {
 	struct som_ages ages;
 	struct som_charges charges;
 	struct xarray swap;
+	struct xarray sparse;
+	struct xarray packs;
+	struct xarray pack_candidates;
+	unsigned long nr_sparse;
+	unsigned long nr_packs;
 };
 
 #define SOM_PAGES_PER_BLOCK_SHIFT	(SOM_BLOCK_SHIFT - PAGE_SHIFT)
@@ -106,6 +118,7 @@ void som_regions_put(struct som_region **regions, unsigned long nr);
  * @table_nodes: their tables' xarray nodes (som_table_node_bytes())
  * @ages:	their ages (som_ages_bytes())
  * @swap:	their records of blocks in the swap store (xarray nodes)
+ * @pack:	their sparse indices' and pack blocks' maps (pack.c)
  */
 struct som_regions_metadata {
 	u64 regions;
@@ -113,6 +126,7 @@ struct som_regions_metadata {
 	u64 table_nodes;
 	u64 ages;
 	u64 swap;
+	u64 pack;
 };
 
 void som_regions_count_metadata(struct som_regions_metadata *m);
@@ -148,6 +162,8 @@ void som_region_on_chunk_wanted(void (*fn)(void));
 void som_region_count(struct som_region *region, long nr);
 
 /* Placement */
+void som_region_release(struct som_region *region, pgoff_t first,
+			pgoff_t last);
 int som_region_fill(struct som_region *region, pgoff_t idx,
 		    unsigned long *bfn);
 int som_region_node(struct som_region *region, pgoff_t pgoff,

@@ -42,6 +42,7 @@ struct som_fault_stats {
  *		limited (charge.c)
  * @swap:	the swap store's descriptor and slot bitmap, and the regions'
  *		records of their blocks in it (swap.c, region_swap.c)
+ * @pack:	the regions' maps of sparse indices and pack blocks (pack.c)
  */
 struct som_metadata {
 	u64 total;
@@ -56,6 +57,7 @@ struct som_metadata {
 	u64 ages;
 	u64 charges;
 	u64 swap;
+	u64 pack;
 };
 
 /* metadata.c */
@@ -127,6 +129,21 @@ int som_poison_page(unsigned long pfn, const char *how);
 long som_ioctl_poison(struct som_poison __user *uarg);
 void som_poison_init(void);
 void som_poison_exit(void);
+
+/* A read-only sysfs file showing a counter. */
+struct som_count_attr {
+	struct kobj_attribute attr;
+	atomic_long_t *count;
+};
+
+ssize_t som_count_attr_show(struct kobject *kobj, struct kobj_attribute *attr,
+			    char *buf);
+
+#define SOM_COUNT_ATTR(_var, _name, _count)				\
+	struct som_count_attr _var = {					\
+		__ATTR(_name, 0444, som_count_attr_show, NULL),		\
+		_count,							\
+	}
 
 int som_sysfs_admin_bool(const char *buf, bool *on);
 int som_sysfs_init(void);

@@ -21,6 +21,7 @@
 
 #include "charge.h"
 #include "migrate.h"
+#include "pack.h"
 #include "region.h"
 #include "som.h"
 #include "source.h"
@@ -208,25 +209,27 @@ static ssize_t remove_source_store(struct kobject *kobj,
 
 static struct kobj_attribute remove_source_attr = __ATTR_WO(remove_source);
 
-/* A migration counter: migration/<name>. */
-struct som_migrate_attr {
-	struct kobj_attribute attr;
-	atomic_long_t *count;
-};
-
-static ssize_t som_migrate_attr_show(struct kobject *kobj,
-				     struct kobj_attribute *attr, char *buf)
+/**
+ * som_count_attr_show() - show the counter of a struct som_count_attr
+ * @kobj: its directory
+ * @attr: the attr member of a struct som_count_attr
+ * @buf: the page to fill
+ *
+ * Return: bytes written.
+ */
+ssize_t som_count_attr_show(struct kobject *kobj, struct kobj_attribute *attr,
+			    char *buf)
 {
-	struct som_migrate_attr *mattr = container_of(attr,
-						      struct som_migrate_attr,
-						      attr);
+	struct som_count_attr *cattr = container_of(attr, struct som_count_attr,
+						    attr);
 
-	return sysfs_emit(buf, "%ld\n", atomic_long_read(mattr->count));
+	return sysfs_emit(buf, "%ld\n", atomic_long_read(cattr->count));
 }
 
+/* A migration counter: migration/<name>. */
 #define SOM_MIGRATE_ATTR(_name, _field)					\
-	static struct som_migrate_attr som_migrate_##_name = {		\
-		__ATTR(_name, 0444, som_migrate_attr_show, NULL),	\
+	static struct som_count_attr som_migrate_##_name = {		\
+		__ATTR(_name, 0444, som_count_attr_show, NULL),		\
 		&som_migrate_stats._field,				\
 	}
 
@@ -499,6 +502,7 @@ static const struct attribute_group *som_groups[] = {
 	&som_aging_group,
 	&som_tiering_group,
 	&som_swap_group,
+	&som_packing_group,
 	NULL,
 };
 

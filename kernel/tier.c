@@ -48,6 +48,7 @@
 
 #include "age.h"
 #include "migrate.h"
+#include "pack.h"
 #include "region.h"
 #include "som.h"
 #include "som_trace.h"
@@ -192,7 +193,9 @@ static int som_tier_batch(struct som_mover *mv, struct som_assembly *as,
 	cur->noted = ULONG_MAX;
 	for (;; cur->idx++) {
 		bfn = som_table_next(&region->table, &cur->idx, ULONG_MAX);
-		if (bfn == SOM_TABLE_ABSENT || !tp->left[to])
+		/* Pack blocks (pack.c), last in the table, stay for now. */
+		if (bfn == SOM_TABLE_ABSENT || som_pack_is_pack(cur->idx) ||
+		    !tp->left[to])
 			return 0;
 		if (moved >= SOM_TIER_BATCH || ++looked > SOM_TIER_LOOK)
 			return 1;
