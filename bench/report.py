@@ -633,7 +633,7 @@ def meta_table(meta):
     return "\n".join(lines) + "\n"
 
 
-PROGRAM_ALLOCS = ("som", "anon-thp", "anon")
+PROGRAM_ALLOCS = ("som", "som+pack", "anon-thp", "anon")
 
 
 AGE_ENTRIES = (("1g", "som, 1 GiB entries"), ("2m", "som, 2 MiB entries"),
@@ -924,8 +924,10 @@ def programs_table(progs):
         "(freed and allocated again),",
         "under somrun and on anonymous memory (anon-thp: THP on; anon: "
         "redis's default, THP off for",
-        "itself). Shares of the bytes mapped: som by its 1 GiB/2 MiB/4 KiB "
-        "entries; anonymous memory by",
+        "itself; som+pack: som with packing on, threshold 256 pages, and for "
+        "redis and memcached a pass",
+        "before the churn's sample). Shares of the bytes mapped: som by its "
+        "1 GiB/2 MiB/4 KiB entries; anonymous memory by",
         "THP (AnonHugePages) and 4 KiB pages. used: som blocks allocated "
         "plus ordinary RssAnon; held: also",
         "the blocks som reserved for mappings not touched yet (no other "
@@ -956,7 +958,7 @@ def programs_table(progs):
                 d = by.get(alloc, {}).get(phase)
                 if not d:
                     continue
-                if alloc == "som":
+                if alloc.startswith("som"):
                     b1, b2, b4 = (d["e1g"] * GIB, d["e2m"] * 2 * MIB,
                                   d["e4k"] * 4096)
                     used = d["som_used"] + d["rss_anon"]
@@ -969,8 +971,9 @@ def programs_table(progs):
                 pct = [100 * b / tot if tot else 0 for b in (b1, b2, b4)]
                 # Of all its memory: som's entries and the ordinary pages
                 # beside them (for anon, the same shares as above).
-                every = tot + (d["rss_anon"] if alloc == "som" else 0)
-                big = b1 + b2 + (d["thp_bytes"] if alloc == "som" else 0)
+                every = tot + (d["rss_anon"] if alloc.startswith("som") else 0)
+                big = b1 + b2 + (d["thp_bytes"] if alloc.startswith("som")
+                                 else 0)
                 large = 100 * big / every if every else 0
                 ops = d.get("ops_per_s") or 0
                 ratio = (f"{ops / base:12.2f}" if phase == "churn" and ops

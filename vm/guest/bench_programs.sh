@@ -4,7 +4,7 @@
 # churns it (frees and allocates again), under somrun and on anonymous
 # memory with THP. After each phase one line:
 #
-#   SOMBENCH program name=N alloc=som|anon-thp|anon phase=fill|churn
+#   SOMBENCH program name=N alloc=som|som+pack|anon-thp|anon phase=fill|churn
 #            e1g= e2m= e4k=     som entries of its processes (somctl ps)
 #            som_used=          pool bytes allocated (total - free - reserved)
 #            som_held=          pool bytes allocated or reserved
@@ -19,6 +19,13 @@
 #                               (som_bench regions); blk_sparse= of them
 #                               at most half full, blk_sparse_bytes= their
 #                               pages
+#
+# som+pack is som with packing on (packing/threshold 256; admin-guide.md,
+# section 11): after the churn of redis and memcached a pass runs
+# (packing/run) before the sample, and a line
+#
+#   SOMBENCH program_pack name=N packed= densified= sparse= pack_blocks=
+#            pack_pages=        the packing counters then
 #
 # The programs (SOM_BENCH_PROGRAMS, "redis memcached stress-glibc
 # stress-tcmalloc"):
@@ -42,6 +49,20 @@
 #   stress-tcmalloc  the same with libtcmalloc_minimal preloaded.
 
 bench_sysfs=/sys/kernel/mm/som
+
+# pack_set ALLOC: packing on for som+pack, off for everything else.
+pack_set() {
+	case $1 in
+	som+pack) echo 256 >$bench_sysfs/packing/threshold ;;
+	*) echo 0 >$bench_sysfs/packing/threshold ;;
+	esac
+}
+
+# pack_line NAME: a pass now, then the packing counters (som+pack only).
+pack_line() {
+	echo 1 >$bench_sysfs/packing/run || status=1
+	echo "SOMBENCH program_pack name=$1 packed=$(cat $bench_sysfs/packing/packed) densified=$(cat $bench_sysfs/packing/densified) sparse=$(cat $bench_sysfs/packing/sparse_indices) pack_blocks=$(cat $bench_sysfs/packing/pack_blocks) pack_pages=$(cat $bench_sysfs/packing/pack_pages)"
+}
 
 # The sum of FIELD (kB) of /proc/PID/status over PIDS, in bytes.
 status_bytes() {
@@ -88,10 +109,11 @@ redis_program() {
 	# shellcheck disable=SC2046  # the knob is a list of words
 	set -- $(words "${SOM_BENCH_REDIS:-24000 40000 15}")
 	rbig=$1 rsmall=$2 rsecs=$3
-	for alloc in som anon-thp anon; do
+	for alloc in som som+pack anon-thp anon; do
 		redis_args=
 		[ $alloc = anon-thp ] && redis_args="--disable-thp no"
-		if [ $alloc = som ]; then
+		pack_set $alloc
+		if [ "${alloc%+pack}" = som ]; then
 			redis_start somrun --
 		else
 			redis_start
@@ -115,6 +137,7 @@ redis_program() {
 		# page is given back before the sample.
 		sleep 11
 		redis_purge || status=1
+		[ $alloc = som+pack ] && pack_line redis
 		app=$(redis_cli info memory | tr -d '\r' | sed -n 's/^used_memory://p')
 		churn=$(program_line redis $alloc churn "$app" 0 "$redis_pid")
 		out=$(redis-benchmark -s "$redis_sock" -t set,get -n 40000 -r 20000 \
@@ -128,8 +151,9 @@ redis_program() {
 }
 
 memcached_program() {
-	for alloc in som anon-thp; do
-		if [ $alloc = som ]; then
+	for alloc in som som+pack anon-thp; do
+		pack_set $alloc
+		if [ "${alloc%+pack}" = som ]; then
 			memcached_start 1024 somrun --
 		else
 			memcached_start 1024
@@ -144,6 +168,7 @@ memcached_program() {
 		program_line memcached $alloc fill "${app:-0}" 0 "$memcached_pid"
 		out=$(som_memload -c 4 -k 16384 -v 16384 -n 16384 -g 10 -S 2) || status=1
 		ops=$(echo "$out" | sed -n 's/.* ops_per_s=\([0-9.]*\).*/\1/p')
+		[ $alloc = som+pack ] && pack_line memcached
 		app=$(memcstat --servers=127.0.0.1:11211 | sed -n 's/^[[:space:]]*bytes: *//p')
 		program_line memcached $alloc churn "${app:-0}" "${ops:-0}" "$memcached_pid"
 		memcached_stop
@@ -153,9 +178,10 @@ memcached_program() {
 # stress_program NAME PRELOAD: stress-ng --malloc, sampled while it runs.
 stress_program() {
 	name=$1 preload=$2
-	for alloc in som anon-thp; do
+	for alloc in som som+pack anon-thp; do
 		pre=
-		[ $alloc = som ] && pre="somrun --"
+		pack_set $alloc
+		[ "${alloc%+pack}" = som ] && pre="somrun --"
 		# shellcheck disable=SC2086  # the prefix is words or nothing
 		env ${preload:+LD_PRELOAD=$preload} $pre stress-ng --malloc 1 \
 			--malloc-pthreads 8 --malloc-bytes 4M --malloc-max 32 \
@@ -198,4 +224,5 @@ programs_bench() {
 		*) echo "SOMBENCH skip what=program name=$p reason=unknown"; status=1 ;;
 		esac
 	done
+	pack_set off
 }
