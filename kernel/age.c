@@ -9,6 +9,7 @@
 #include <linux/slab.h>
 
 #include "age.h"
+#include "pack.h"
 #include "pool.h"
 #include "table.h"
 
@@ -348,7 +349,9 @@ void som_ages_count(struct som_ages *ages, struct som_table *table,
 	unsigned int i, nr;
 	void *entry;
 
-	while (som_table_next(table, &idx, ULONG_MAX) != SOM_TABLE_ABSENT) {
+	/* Pack blocks (pack.c) are aged by no scan: not counted. */
+	while (som_table_next(table, &idx, SOM_PACK_FIRST - 1) !=
+	       SOM_TABLE_ABSENT) {
 		idx = round_down(idx, SOM_BLOCKS_PER_CHUNK);
 		nr = som_table_blocks(table, idx, blocks);
 		entry = xa_load(&ages->gibs, idx >> SOM_AGE_GIB_SHIFT);

@@ -34,6 +34,7 @@
 
 #include "age.h"
 #include "migrate.h"
+#include "pack.h"
 #include "region.h"
 #include "som_trace.h"
 #include "som.h"
@@ -186,7 +187,8 @@ static int som_age_scan_gib(struct som_region *region, struct mm_struct *mm,
 	mutex_lock(&region->lock);
 	/* Gone, or an owner arrived after the scan looked: next time. */
 	if (region->dead || region->mm != mm ||
-	    som_table_next(&region->table, idx, ULONG_MAX) == SOM_TABLE_ABSENT) {
+	    som_table_next(&region->table, idx, SOM_PACK_FIRST - 1) ==
+	    SOM_TABLE_ABSENT) {
 		if (!region->dead)
 			som_ages_prune(&region->ages, &region->table);
 		ret = 1;

@@ -28,6 +28,7 @@
 #include <linux/workqueue.h>
 
 #include "migrate.h"
+#include "pack.h"
 #include "region.h"
 #include "swap.h"
 #include "som.h"
@@ -96,8 +97,11 @@ static bool som_compact_candidate(struct som_mover *mv, pgoff_t first)
 	struct som_region *region = mv->region;
 	bool table = false;
 
-	/* Unmovable; or blocks of one GiB wanted on different nodes. */
-	if (region->claim.unmovable ||
+	/*
+	 * Unmovable; or blocks of one GiB wanted on different nodes; or
+	 * pack blocks (pack.c), which no entry maps at their offsets.
+	 */
+	if (region->claim.unmovable || som_pack_is_pack(first) ||
 	    (region->claim.mode == SOM_CLAIM_INTERLEAVE &&
 	     region->claim.interleave_shift < SOM_CHUNK_SHIFT - SOM_BLOCK_SHIFT))
 		return false;
@@ -113,6 +117,7 @@ static bool som_compact_candidate(struct som_mover *mv, pgoff_t first)
 	if (som_region_poisoned(region, first << SOM_PAGES_PER_BLOCK_SHIFT,
 				SOM_PAGES_PER_CHUNK) ||
 	    som_region_swapped(region, first, last) ||
+	    som_pack_sparse(region, first, last) ||
 	    som_compact_mixed_tiers(region, first))
 		return false;
 	/*

@@ -76,6 +76,9 @@ unsigned int som_pack_threshold;
 /* A sparse index with more pages than this in use gets a block again. */
 #define SOM_PACK_DENSE		(SOM_PAGES_PER_BLOCK * 3 / 4)
 
+/* Slot numbers and pack offsets need a 64-bit pgoff_t. */
+static_assert(BITS_PER_LONG == 64);
+
 /* Pack blocks a region may have: slot numbers + 1 fit in 32 bits. */
 #define SOM_PACK_MAX		((1U << (32 - SOM_PAGES_PER_BLOCK_SHIFT)) - 1)
 
@@ -87,6 +90,9 @@ static DECLARE_DELAYED_WORK(som_pack_work, som_pack_work_fn);
 
 /* Candidates looked at in one hold of a region's locks, as a move does. */
 #define SOM_PACK_BATCH		32
+
+/* Candidates of one region looked at in one pass. */
+#define SOM_PACK_PASS		1024
 
 /* A pack slot whose page a memory error took: never used again. */
 #define SOM_PACK_DEAD		U64_MAX
@@ -211,6 +217,43 @@ static void *som_pack_slot_vaddr(struct som_region *region,
 }
 
 /*
+ * May slot @p of pack block @k, free or dead, be taken? A memory error
+ * may have left a hole there since it was freed (or killed it): the hole
+ * goes if the block behind it is healthy now (it moved away from the
+ * error), and a dead slot is then zeroed and free again; else the slot
+ * is dead.
+ */
+static bool som_pack_usable(struct som_region *region, struct som_pack *pack,
+			    unsigned long k, unsigned int p)
+{
+	u32 slot = (k << SOM_PAGES_PER_BLOCK_SHIFT) | p;
+	pgoff_t pgoff = som_pack_slot_pgoff(slot);
+	bool hole = som_region_poisoned(region, pgoff, 1);
+	unsigned long bfn;
+
+	if (hole)
+		som_region_unpoison(region, pgoff, pgoff, true);
+	if (hole && som_region_poisoned(region, pgoff, 1)) {
+		if (!pack->owner[p])
+			atomic_long_inc(&som_pack_stats.pages);
+		pack->owner[p] = SOM_PACK_DEAD;
+		return false;
+	}
+	/* What a move left behind a hole it skipped is not zeros. */
+	if (hole || pack->owner[p] == SOM_PACK_DEAD) {
+		bfn = som_pack_slot_block(region, slot);
+		if (bfn == SOM_TABLE_ABSENT)
+			return false;
+		memset(som_pack_slot_vaddr(region, bfn, slot), 0, PAGE_SIZE);
+	}
+	if (pack->owner[p] == SOM_PACK_DEAD) {
+		pack->owner[p] = 0;
+		atomic_long_dec(&som_pack_stats.pages);
+	}
+	return true;
+}
+
+/*
  * Take a free slot for region page @owner: from a pack block with room,
  * or from a new one filled from the pool (zeroed). A slot is zero when
  * free. Returns 0 and sets *@slot, or the error of som_region_fill().
@@ -225,22 +268,28 @@ static int som_pack_take(struct som_region *region, pgoff_t owner, u32 *slot)
 
 	xa_for_each_marked(&region->packs, k, pack, SOM_PACK_ROOM) {
 		for (p = 0; p < SOM_PAGES_PER_BLOCK; p++)
-			if (!pack->owner[p])
+			if ((!pack->owner[p] ||
+			     pack->owner[p] == SOM_PACK_DEAD) &&
+			    som_pack_usable(region, pack, k, p))
 				goto found;
 		xa_clear_mark(&region->packs, k, SOM_PACK_ROOM);
 	}
 	pack = kzalloc(sizeof(*pack), GFP_KERNEL_ACCOUNT);
 	if (!pack)
 		return -ENOMEM;
+	/* Not -EBUSY for 16 TiB of pack blocks: a fault would take it. */
 	err = xa_alloc(&region->packs, &id, pack, XA_LIMIT(0, SOM_PACK_MAX - 1),
 		       GFP_KERNEL_ACCOUNT);
 	if (err) {
 		kfree(pack);
-		return err == -EBUSY ? -ENOSPC : err;
+		return -ENOMEM;
 	}
 	k = id;
 	err = som_region_fill(region, SOM_PACK_FIRST + k, &bfn);
 	if (err) {
+		/* Not even the reservation stays: nothing uses the index. */
+		som_region_release_table(region, SOM_PACK_FIRST + k,
+					 SOM_PACK_FIRST + k);
 		xa_erase(&region->packs, k);
 		kfree(pack);
 		return err;
@@ -515,27 +564,45 @@ static void som_pack_unmap(struct som_mover *mv, pgoff_t idx)
 				 (idx + 1) << SOM_PAGES_PER_BLOCK_SHIFT);
 }
 
-/* The pages of 2 MiB at @vaddr that are not all zeros. */
-static unsigned int som_pack_count(const void *vaddr)
+/*
+ * Read page @p of the block at @vaddr into @buf with the machine-check
+ * safe copy: the pass reads pages the owner may never touch again, and
+ * an error there must not bring the kernel down. Returns whether it is
+ * not all zeros, or -EIO (the machine check's report makes it a hole).
+ */
+static int som_pack_read(const void *vaddr, unsigned int p, void *buf)
 {
-	unsigned int p, nr = 0;
+	if (copy_mc_to_kernel(buf, vaddr + (p << PAGE_SHIFT), PAGE_SIZE))
+		return -EIO;
+	return !!memchr_inv(buf, 0, PAGE_SIZE);
+}
 
-	for (p = 0; p < SOM_PAGES_PER_BLOCK; p++)
-		if (memchr_inv(vaddr + (p << PAGE_SHIFT), 0, PAGE_SIZE))
-			nr++;
+/* The pages of 2 MiB at @vaddr that are not all zeros, or -EIO. */
+static int som_pack_count(const void *vaddr, void *buf)
+{
+	unsigned int p;
+	int nr = 0, ret;
+
+	for (p = 0; p < SOM_PAGES_PER_BLOCK; p++) {
+		ret = som_pack_read(vaddr, p, buf);
+		if (ret < 0)
+			return ret;
+		nr += ret;
+	}
 	return nr;
 }
 
 /*
  * Pack index @idx of a locked region, which holds block @bfn, if at most
- * som_pack_threshold of its pages are not all zeros. Returns 0 whether
- * it did or not, or an error that left the index as it was.
+ * som_pack_threshold of its pages are not all zeros; @buf is a page to
+ * read through. Returns 0 whether it did or not, or an error that left
+ * the index as it was.
  */
 static int som_pack_block(struct som_mover *mv, pgoff_t idx,
-			  unsigned long bfn)
+			  unsigned long bfn, void *buf)
 {
 	struct som_region *region = mv->region;
-	unsigned int p, threshold = READ_ONCE(som_pack_threshold);
+	unsigned int p, nr = 0, threshold = READ_ONCE(som_pack_threshold);
 	pgoff_t pgoff = idx << SOM_PAGES_PER_BLOCK_SHIFT;
 	struct som_sparse *sp;
 	void *vaddr;
@@ -543,13 +610,16 @@ static int som_pack_block(struct som_mover *mv, pgoff_t idx,
 	int err;
 
 	if (!threshold || region->claim.unmovable ||
+	    xa_load(&region->sparse, idx) ||
 	    som_table_chunk(&region->table,
 			    round_down(idx, SOM_BLOCKS_PER_CHUNK)) != SOM_NO_BLOCK ||
-	    som_region_poisoned(region, pgoff, SOM_PAGES_PER_BLOCK))
+	    som_region_poisoned(region, pgoff, SOM_PAGES_PER_BLOCK) ||
+	    som_pool_block_poisoned(region->pool, bfn))
 		return 0;
 	vaddr = som_pool_block_vaddr(region->pool, bfn);
 	/* A first look, while the owner may still write: a filter only. */
-	if (som_pack_count(vaddr) > threshold)
+	err = som_pack_count(vaddr, buf);
+	if (err < 0 || err > threshold)
 		return 0;
 	sp = kzalloc(sizeof(*sp), GFP_KERNEL_ACCOUNT);
 	if (!sp)
@@ -559,23 +629,22 @@ static int som_pack_block(struct som_mover *mv, pgoff_t idx,
 		goto err_free;
 	/* From here on nothing writes the block: the data is final. */
 	som_pack_unmap(mv, idx);
-	if (som_pack_count(vaddr) > threshold)
-		goto err_release;
 	for (p = 0; p < SOM_PAGES_PER_BLOCK; p++) {
-		if (!memchr_inv(vaddr + (p << PAGE_SHIFT), 0, PAGE_SIZE))
+		err = som_pack_read(vaddr, p, buf);
+		if (err < 0)
+			goto err_undo;
+		if (!err)
 			continue;
+		err = 0;
+		if (++nr > threshold)
+			goto err_undo;
 		err = som_pack_take(region, pgoff + p, &slot);
 		if (err)
 			goto err_undo;
 		sp->slot[p] = slot + 1;
-		if (copy_mc_to_kernel(som_pack_slot_vaddr(region,
-							  som_pack_slot_block(region, slot),
-							  slot),
-				      vaddr + (p << PAGE_SHIFT), PAGE_SIZE)) {
-			/* The machine check's report will make it a hole. */
-			err = -EIO;
-			goto err_undo;
-		}
+		memcpy(som_pack_slot_vaddr(region,
+					   som_pack_slot_block(region, slot),
+					   slot), buf, PAGE_SIZE);
 	}
 	som_region_release(region, idx, idx);
 	xa_store(&region->sparse, idx, sp, GFP_NOWAIT);
@@ -588,7 +657,6 @@ err_undo:
 	for (p = 0; p < SOM_PAGES_PER_BLOCK; p++)
 		if (sp->slot[p])
 			som_pack_put(region, sp->slot[p] - 1);
-err_release:
 	xa_release(&region->sparse, idx);
 err_free:
 	kfree(sp);
@@ -605,8 +673,9 @@ static int som_pack_densify(struct som_mover *mv, pgoff_t idx,
 			    struct som_sparse *sp)
 {
 	struct som_region *region = mv->region;
+	unsigned long bfn, from, entry;
+	struct som_poison_where where;
 	unsigned int p, nr = 0;
-	unsigned long bfn, from;
 	void *vaddr;
 	u32 slot;
 	int err;
@@ -615,9 +684,14 @@ static int som_pack_densify(struct som_mover *mv, pgoff_t idx,
 		nr += !!sp->slot[p];
 	if (nr <= SOM_PACK_DENSE)
 		return 0;
+	entry = som_table_get(&region->table, idx);
 	err = som_region_fill(region, idx, &bfn);
-	if (err)
+	if (err) {
+		/* The reservation the fill made for the hole goes too. */
+		if (entry == SOM_TABLE_ABSENT)
+			som_region_release_table(region, idx, idx);
 		return err;
+	}
 	som_pack_unmap(mv, idx);
 	vaddr = som_pool_block_vaddr(region->pool, bfn);
 	for (p = 0; p < SOM_PAGES_PER_BLOCK; p++) {
@@ -625,12 +699,23 @@ static int som_pack_densify(struct som_mover *mv, pgoff_t idx,
 			continue;
 		slot = sp->slot[p] - 1;
 		from = som_pack_slot_block(region, slot);
-		if (som_region_poisoned(region, som_pack_slot_pgoff(slot), 1) ||
-		    copy_mc_to_kernel(vaddr + (p << PAGE_SHIFT),
-				      som_pack_slot_vaddr(region, from, slot),
-				      PAGE_SIZE))
-			som_region_poison_page(region,
-					       (idx << SOM_PAGES_PER_BLOCK_SHIFT) + p);
+		if (som_region_poisoned(region, som_pack_slot_pgoff(slot), 1)) {
+			som_region_poison_page(region, (idx << SOM_PAGES_PER_BLOCK_SHIFT) + p);
+			continue;
+		}
+		if (!copy_mc_to_kernel(vaddr + (p << PAGE_SHIFT),
+				       som_pack_slot_vaddr(region, from, slot),
+				       PAGE_SIZE))
+			continue;
+		/*
+		 * A new error, as a move records one (migrate.c): the slot
+		 * becomes a hole, so that it is not used again, and so does
+		 * the page that lost its data.
+		 */
+		som_pool_poison(region->pool, som_bfn_to_pfn(from) +
+				(slot & (SOM_PAGES_PER_BLOCK - 1)), &where);
+		som_region_poison_page(region, som_pack_slot_pgoff(slot));
+		som_region_poison_page(region, (idx << SOM_PAGES_PER_BLOCK_SHIFT) + p);
 	}
 	som_pack_free_map(region, sp, idx, 0, SOM_PAGES_PER_BLOCK - 1);
 	atomic_long_inc(&som_pack_stats.densified);
@@ -638,22 +723,26 @@ static int som_pack_densify(struct som_mover *mv, pgoff_t idx,
 }
 
 /* Look at candidate @idx of a locked region: pack or densify it. */
-static int som_pack_index(struct som_mover *mv, pgoff_t idx)
+static int som_pack_index(struct som_mover *mv, pgoff_t idx, void *buf)
 {
 	struct som_region *region = mv->region;
 	unsigned long entry = som_table_get(&region->table, idx);
 	struct som_sparse *sp;
 
-	if (som_table_is_block(entry))
-		return som_pack_block(mv, idx, entry);
 	sp = region->nr_sparse ? xa_load(&region->sparse, idx) : NULL;
-	return sp ? som_pack_densify(mv, idx, sp) : 0;
+	if (sp)
+		return som_pack_densify(mv, idx, sp);
+	return som_table_is_block(entry) ? som_pack_block(mv, idx, entry, buf) : 0;
 }
 
-/* Look at the candidates of one region, a batch per hold of its locks. */
-static int som_pack_region(struct som_region *region)
+/*
+ * Look at the candidates of one region, a batch per hold of its locks,
+ * and at most SOM_PACK_PASS of them: faults mark new ones all the time.
+ * What is left is for the next pass, which is queued. @buf: a page.
+ */
+static int som_pack_region(struct som_region *region, void *buf)
 {
-	unsigned long idx, n;
+	unsigned long idx, n, looked = 0;
 	struct som_mover mv;
 	int err, tries;
 	bool more;
@@ -678,17 +767,21 @@ static int som_pack_region(struct som_region *region)
 		xa_for_each(&region->pack_candidates, idx, v) {
 			xa_erase(&region->pack_candidates, idx);
 			if (region->mapping)
-				err = som_pack_index(&mv, idx);
+				err = som_pack_index(&mv, idx, buf);
 			if (err || ++n == SOM_PACK_BATCH)
 				break;
 		}
+		looked += n;
 		more = !err && !xa_empty(&region->pack_candidates);
 		som_mover_unlock(&mv);
 		mutex_unlock(&som_migrate_mutex);
 		if (!err && fatal_signal_pending(current))
 			err = -EINTR;
 		cond_resched();
-	} while (more && !err);
+	} while (more && !err && looked < SOM_PACK_PASS);
+	if (more && READ_ONCE(som_pack_threshold))
+		queue_delayed_work(system_dfl_wq, &som_pack_work,
+				   SOM_PACK_DELAY);
 	return err;
 }
 
@@ -705,13 +798,20 @@ int som_pack_run(void)
 	struct som_region **regions;
 	unsigned long nr, i;
 	int err = 0;
+	void *buf;
 
+	buf = kmalloc(PAGE_SIZE, GFP_KERNEL);
 	regions = som_regions_get(&nr);
-	if (!regions)
+	if (!regions || !buf) {
+		if (regions)
+			som_regions_put(regions, nr);
+		kfree(buf);
 		return -ENOMEM;
+	}
 	for (i = 0; i < nr && err != -EINTR; i++)
-		err = som_pack_region(regions[i]);
+		err = som_pack_region(regions[i], buf);
 	som_regions_put(regions, nr);
+	kfree(buf);
 	return err == -EINTR ? err : 0;
 }
 

@@ -118,7 +118,7 @@ static int som_poison_addr_pfn(unsigned long addr, unsigned long *pfn)
 			      pgoff >> SOM_PAGES_PER_BLOCK_SHIFT);
 	if (som_region_poisoned(region, pgoff, 1))
 		err = -EHWPOISON;
-	else if (entry == SOM_TABLE_ABSENT && region->mapping &&
+	else if (region->mapping &&
 		 som_pack_sparse(region, pgoff >> SOM_PAGES_PER_BLOCK_SHIFT,
 				 pgoff >> SOM_PAGES_PER_BLOCK_SHIFT))
 		err = som_pack_page(region, pgoff, false, pfn);

@@ -328,23 +328,22 @@ err_uncharge:
 }
 
 /**
- * som_region_release() - release indices of a region
+ * som_region_release_table() - release what the table holds at indices
  * @region: the region, locked
  * @first: first index
  * @last: last index
  *
- * Blocks go back to the pool, reservations too; sparse indices' slots are
- * freed (pack.c). No page-table entry may map the blocks any more.
+ * Blocks go back to the pool, reservations too. Sparse indices' maps stay
+ * (som_region_release() frees them). No page-table entry may map the
+ * blocks any more.
  */
-void som_region_release(struct som_region *region, pgoff_t first,
-			pgoff_t last)
+void som_region_release_table(struct som_region *region, pgoff_t first,
+			      pgoff_t last)
 {
 	unsigned long entry, nr_reserved = 0, nr_freed = 0, nr_out;
 	pgoff_t idx = first;
 
 	lockdep_assert_held(&region->lock);
-	if (region->mapping && !som_pack_is_pack(first))
-		som_pack_drop(region, first, min(last, SOM_PACK_FIRST - 1));
 	for (;;) {
 		entry = som_table_next(&region->table, &idx, last);
 		if (entry == SOM_TABLE_ABSENT)
@@ -376,6 +375,23 @@ void som_region_release(struct som_region *region, pgoff_t first,
 	if (nr_reserved + nr_freed + nr_out)
 		som_charge_undo(&region->charges,
 				nr_reserved + nr_freed + nr_out);
+}
+
+/**
+ * som_region_release() - release indices of a region
+ * @region: the region, locked
+ * @first: first index
+ * @last: last index
+ *
+ * som_region_release_table(), and the slots of the sparse indices among
+ * them are freed (pack.c). No page-table entry may map their pages.
+ */
+void som_region_release(struct som_region *region, pgoff_t first,
+			pgoff_t last)
+{
+	if (region->mapping && !som_pack_is_pack(first))
+		som_pack_drop(region, first, min(last, SOM_PACK_FIRST - 1));
+	som_region_release_table(region, first, last);
 }
 
 /**
@@ -838,7 +854,7 @@ int som_region_access(struct som_region *region, loff_t pos, void *buf,
 		goto out_unlock;
 	}
 	entry = som_table_get(&region->table, idx);
-	if (entry == SOM_TABLE_ABSENT && som_pack_sparse(region, idx, idx)) {
+	if (som_pack_sparse(region, idx, idx)) {
 		err = som_pack_page(region, pos >> PAGE_SHIFT, write, &pfn);
 		if (err == -ENODATA) {
 			memset(buf, 0, len);
@@ -958,7 +974,7 @@ static void som_region_zero(struct som_region *region, loff_t from, loff_t to)
 		idx = from >> SOM_BLOCK_SHIFT;
 		end = min_t(loff_t, to, (loff_t)(idx + 1) << SOM_BLOCK_SHIFT);
 		entry = som_table_get(&region->table, idx);
-		if (entry == SOM_TABLE_ABSENT && som_pack_sparse(region, idx, idx)) {
+		if (som_pack_sparse(region, idx, idx)) {
 			som_region_zero_sparse(region, from, end);
 			continue;
 		}
@@ -1039,8 +1055,7 @@ static int som_region_set_size(struct som_region *region, loff_t size)
 /**
  * som_region_resize() - change the size of a som file
  * @region: the region of a som file
- * @size: the new size in bytes, at most MAX_LFS_FILESIZE rounded down to
- *	2 MiB
+ * @size: the new size in bytes, at most SOM_FILE_MAX_BYTES (file.c)
  *
  * Growing reserves the new 2 MiB indices and zeroes what a mapping wrote
  * past the old end in its last page. Shrinking zaps the mappings past the
@@ -1230,8 +1245,7 @@ int som_region_node(struct som_region *region, pgoff_t pgoff,
 	entry = som_table_get(&region->table,
 			      pgoff >> SOM_PAGES_PER_BLOCK_SHIFT);
 	/* A page of a sparse index lies in its pack slot's block. */
-	if (entry == SOM_TABLE_ABSENT && region->mapping &&
-	    !som_pack_page(region, pgoff, false, &pfn))
+	if (region->mapping && !som_pack_page(region, pgoff, false, &pfn))
 		entry = pfn >> SOM_PAGES_PER_BLOCK_SHIFT;
 	if (som_table_is_block(entry)) {
 		nid = som_pool_block_node(region->pool, entry, &unmovable);

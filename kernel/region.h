@@ -164,6 +164,8 @@ void som_region_count(struct som_region *region, long nr);
 /* Placement */
 void som_region_release(struct som_region *region, pgoff_t first,
 			pgoff_t last);
+void som_region_release_table(struct som_region *region, pgoff_t first,
+			      pgoff_t last);
 int som_region_fill(struct som_region *region, pgoff_t idx,
 		    unsigned long *bfn);
 int som_region_node(struct som_region *region, pgoff_t pgoff,
