@@ -38,17 +38,19 @@
  * backs whole is left as it is.
  *
  * A pass runs in the background a second after the first candidate is
- * marked (while packing is on), or when an administrator asks (sysfs
- * packing/run).
+ * marked or a slot freed (while packing is on), or when an administrator
+ * asks (sysfs packing/run). After the candidates it compacts: a pack
+ * block at most half used is emptied into the others' free slots when
+ * they have room for all its pages, and given back.
  *
  * Not done yet (Documentation/packing.md): pack blocks are not paged out
- * or moved between tiers (aging sees no entry for them), and a region's
- * pack blocks are not compacted when churn leaves them part used.
+ * or moved between tiers (aging sees no entry for them).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/capability.h>
 #include <linux/delay.h>
+#include <linux/error-injection.h>
 #include <linux/kobject.h>
 #include <linux/mm.h>
 #include <linux/sched/signal.h>
@@ -74,7 +76,15 @@ struct som_pack_stats som_pack_stats;
 unsigned int som_pack_threshold;
 
 /* A sparse index with more pages than this in use gets a block again. */
-#define SOM_PACK_DENSE		(SOM_PAGES_PER_BLOCK * 3 / 4)
+#define SOM_PACK_DENSE		(SOM_PAGES_PER_BLOCK * 7 / 8)
+
+/*
+ * The highest threshold: an index packed at it takes 64 more slots (an
+ * eighth of a block; a read of a page that reads zeros takes one too)
+ * before it is densified again.
+ */
+#define SOM_PACK_THRESHOLD_MAX	(SOM_PAGES_PER_BLOCK * 3 / 4)
+static_assert(SOM_PACK_THRESHOLD_MAX < SOM_PACK_DENSE);
 
 /* Slot numbers and pack offsets need a 64-bit pgoff_t. */
 static_assert(BITS_PER_LONG == 64);
@@ -93,6 +103,9 @@ static DECLARE_DELAYED_WORK(som_pack_work, som_pack_work_fn);
 
 /* Candidates of one region looked at in one pass. */
 #define SOM_PACK_PASS		1024
+
+/* Pack blocks of one region emptied in one pass. */
+#define SOM_PACK_COMPACT	16
 
 /* A pack slot whose page a memory error took: never used again. */
 #define SOM_PACK_DEAD		U64_MAX
@@ -217,6 +230,21 @@ static void *som_pack_slot_vaddr(struct som_region *region,
 }
 
 /*
+ * Does compaction leave pack block @k alone: not there, an error the pool
+ * recorded in it, or a hole a memory error left in one of its slots?
+ */
+static bool som_pack_block_bad(struct som_region *region, unsigned long k)
+{
+	u32 slot = (u32)k << SOM_PAGES_PER_BLOCK_SHIFT;
+	unsigned long bfn = som_pack_slot_block(region, slot);
+
+	return bfn == SOM_TABLE_ABSENT ||
+	       som_pool_block_poisoned(region->pool, bfn) ||
+	       som_region_poisoned(region, som_pack_slot_pgoff(slot),
+				   SOM_PAGES_PER_BLOCK);
+}
+
+/*
  * May slot @p of pack block @k, free or dead, be taken? A memory error
  * may have left a hole there since it was freed (or killed it): the hole
  * goes if the block behind it is healthy now (it moved away from the
@@ -255,10 +283,12 @@ static bool som_pack_usable(struct som_region *region, struct som_pack *pack,
 
 /*
  * Take a free slot for region page @owner: from a pack block with room,
- * or from a new one filled from the pool (zeroed). A slot is zero when
- * free. Returns 0 and sets *@slot, or the error of som_region_fill().
+ * or, if @grow, from a new one filled from the pool (zeroed). A slot is
+ * zero when free. Returns 0 and sets *@slot, -ENOSPC if none is free and
+ * !@grow, or the error of som_region_fill().
  */
-static int som_pack_take(struct som_region *region, pgoff_t owner, u32 *slot)
+static int som_pack_take(struct som_region *region, pgoff_t owner, u32 *slot,
+			 bool grow)
 {
 	struct som_pack *pack;
 	unsigned long k, bfn;
@@ -267,6 +297,9 @@ static int som_pack_take(struct som_region *region, pgoff_t owner, u32 *slot)
 	int err;
 
 	xa_for_each_marked(&region->packs, k, pack, SOM_PACK_ROOM) {
+		/* Compaction's copies stay off a block an error was seen in. */
+		if (!grow && som_pack_block_bad(region, k))
+			continue;
 		for (p = 0; p < SOM_PAGES_PER_BLOCK; p++)
 			if ((!pack->owner[p] ||
 			     pack->owner[p] == SOM_PACK_DEAD) &&
@@ -274,6 +307,8 @@ static int som_pack_take(struct som_region *region, pgoff_t owner, u32 *slot)
 				goto found;
 		xa_clear_mark(&region->packs, k, SOM_PACK_ROOM);
 	}
+	if (!grow)
+		return -ENOSPC;
 	pack = kzalloc(sizeof(*pack), GFP_KERNEL_ACCOUNT);
 	if (!pack)
 		return -ENOMEM;
@@ -333,8 +368,13 @@ static void som_pack_put(struct som_region *region, u32 slot)
 	pack->owner[p] = 0;
 	atomic_long_dec(&som_pack_stats.pages);
 	xa_set_mark(&region->packs, k, SOM_PACK_ROOM);
-	if (memchr_inv(pack->owner, 0, sizeof(pack->owner)))
+	if (memchr_inv(pack->owner, 0, sizeof(pack->owner))) {
+		/* The next pass may empty a pack block into the others. */
+		if (region->nr_packs > 1 && READ_ONCE(som_pack_threshold))
+			queue_delayed_work(system_dfl_wq, &som_pack_work,
+					   SOM_PACK_DELAY);
 		return;
+	}
 	xa_erase(&region->packs, k);
 	kfree(pack);
 	region->nr_packs--;
@@ -396,7 +436,7 @@ int som_pack_page(struct som_region *region, pgoff_t pgoff, bool take,
 	if (!sp->slot[p]) {
 		if (!take)
 			return -ENODATA;
-		err = som_pack_take(region, pgoff, &slot);
+		err = som_pack_take(region, pgoff, &slot, true);
 		if (err)
 			return err;
 		sp->slot[p] = slot + 1;
@@ -638,7 +678,7 @@ static int som_pack_block(struct som_mover *mv, pgoff_t idx,
 		err = 0;
 		if (++nr > threshold)
 			goto err_undo;
-		err = som_pack_take(region, pgoff + p, &slot);
+		err = som_pack_take(region, pgoff + p, &slot, true);
 		if (err)
 			goto err_undo;
 		sp->slot[p] = slot + 1;
@@ -722,6 +762,139 @@ static int som_pack_densify(struct som_mover *mv, pgoff_t idx,
 	return 0;
 }
 
+/*
+ * Copy a page for compaction: 0, or -EIO if a memory error was met (the
+ * caller records it). Error injection can make it fail.
+ */
+static noinline int som_pack_copy(void *to, const void *from)
+{
+	return copy_mc_to_kernel(to, from, PAGE_SIZE) ? -EIO : 0;
+}
+ALLOW_ERROR_INJECTION(som_pack_copy, ERRNO);
+
+/*
+ * The pack block of a locked region that compaction would empty: the one
+ * with the fewest slots in use, if that is at most half of them and the
+ * other blocks have free slots for them all. A block with a slot a memory
+ * error took (dead, or a hole, which must stay SIGBUS) or with an error
+ * the pool recorded is neither emptied nor filled. Returns its number and
+ * sets *@used, or returns -1.
+ */
+static long som_pack_victim(struct som_region *region, unsigned int *used)
+{
+	unsigned int p, nr, least = SOM_PAGES_PER_BLOCK / 2 + 1;
+	unsigned long k, free = 0, victim_free = 0;
+	struct som_pack *pack;
+	long victim = -1;
+	bool dead;
+
+	xa_for_each(&region->packs, k, pack) {
+		if (som_pack_block_bad(region, k))
+			continue;
+		for (p = 0, nr = 0, dead = false; p < SOM_PAGES_PER_BLOCK; p++) {
+			nr += !!pack->owner[p];
+			dead |= pack->owner[p] == SOM_PACK_DEAD;
+		}
+		if (dead)
+			continue;
+		free += SOM_PAGES_PER_BLOCK - nr;
+		if (nr >= least)
+			continue;
+		least = nr;
+		victim = k;
+		victim_free = SOM_PAGES_PER_BLOCK - nr;
+	}
+	if (victim < 0 || free - victim_free < least)
+		return -1;
+	*used = least;
+	return victim;
+}
+
+/*
+ * Empty one pack block of a locked region into the free slots of the
+ * others, and give it back to the pool. Returns 1 if it did, 0 if no
+ * block is worth it, or an error that left every page readable where its
+ * sparse map says: -EIO if a page could not be read (it is a hole a
+ * memory error left, its owner SIGBUS as for any error in a pack block),
+ * -ENOSPC if the others' free slots turned out unusable (an error took
+ * them), or an error of som_pack_take().
+ */
+static int som_pack_compact(struct som_mover *mv)
+{
+	struct som_region *region = mv->region;
+	struct som_poison_where where;
+	struct som_sparse *sp;
+	struct som_pack *pack;
+	unsigned int p, left;
+	unsigned long bfn, pfn;
+	u32 from, to;
+	pgoff_t owner;
+	bool recorded;
+	int err = 0;
+	void *dst;
+	long k;
+
+	lockdep_assert_held(&region->lock);
+	if (region->nr_packs < 2)
+		return 0;
+	k = som_pack_victim(region, &left);
+	if (k < 0)
+		return 0;
+	pack = xa_load(&region->packs, k);
+	/* Nothing writes the block from here on: its owners fault again. */
+	if (mv->live)
+		som_pack_zap(mv->mm, region, SOM_PACK_FIRST + k, 1);
+	bfn = som_pack_slot_block(region, (u32)k << SOM_PAGES_PER_BLOCK_SHIFT);
+	for (p = 0; left && p < SOM_PAGES_PER_BLOCK; p++) {
+		if (!pack->owner[p])
+			continue;
+		from = ((u32)k << SOM_PAGES_PER_BLOCK_SHIFT) | p;
+		owner = pack->owner[p] - 1;
+		sp = xa_load(&region->sparse,
+			     owner >> SOM_PAGES_PER_BLOCK_SHIFT);
+		if (WARN_ON_ONCE(!sp || sp->slot[owner &
+					(SOM_PAGES_PER_BLOCK - 1)] != from + 1)) {
+			err = -EFAULT;
+			break;
+		}
+		/* Not into the block being emptied: a put marks it again. */
+		xa_clear_mark(&region->packs, k, SOM_PACK_ROOM);
+		err = som_pack_take(region, owner, &to, false);
+		if (err)
+			break;
+		pfn = som_bfn_to_pfn(bfn) + p;
+		dst = som_pack_slot_vaddr(region, som_pack_slot_block(region, to),
+					  to);
+		/*
+		 * An error met, or one the pool recorded since the block was
+		 * chosen: the page stays on its slot, a hole now, as a move
+		 * (som_mover_copy()) and densify leave one.
+		 */
+		recorded = som_pool_page_poisoned(region->pool, pfn);
+		if (recorded ||
+		    som_pack_copy(dst, som_pack_slot_vaddr(region, bfn, from))) {
+			som_pack_put(region, to);
+			if (!recorded)
+				som_pool_poison(region->pool, pfn, &where);
+			som_region_poison_page(region,
+					       som_pack_slot_pgoff(from));
+			err = -EIO;
+			break;
+		}
+		sp->slot[owner & (SOM_PAGES_PER_BLOCK - 1)] = to + 1;
+		/* The last one frees @pack and gives the block back. */
+		left--;
+		som_pack_put(region, from);
+	}
+	if (!err) {
+		atomic_long_inc(&som_pack_stats.compacted);
+		return 1;
+	}
+	/* What is left of the block keeps its free slots in use. */
+	xa_set_mark(&region->packs, k, SOM_PACK_ROOM);
+	return err;
+}
+
 /* Look at candidate @idx of a locked region: pack or densify it. */
 static int som_pack_index(struct som_mover *mv, pgoff_t idx, void *buf)
 {
@@ -736,33 +909,53 @@ static int som_pack_index(struct som_mover *mv, pgoff_t idx, void *buf)
 }
 
 /*
+ * Take what a pass holds over a region, as a move does: the migration
+ * mutex, then the region with its owner's mmap_lock (som_mover_lock()).
+ * Returns 0, or an error of som_mover_lock() (-ENOENT: the region died).
+ */
+static int som_pack_lock(struct som_mover *mv, struct som_region *region)
+{
+	int err, tries;
+
+	err = mutex_lock_killable(&som_migrate_mutex);
+	if (err)
+		return err;
+	/* -EAGAIN: the owner is half way through munmap() or exit. */
+	for (tries = 0;; tries++) {
+		err = som_mover_lock(mv, region);
+		if (err != -EAGAIN || tries == 50)
+			break;
+		msleep(20);
+	}
+	if (err)
+		mutex_unlock(&som_migrate_mutex);
+	return err;
+}
+
+static void som_pack_unlock(struct som_mover *mv)
+{
+	som_mover_unlock(mv);
+	mutex_unlock(&som_migrate_mutex);
+}
+
+/*
  * Look at the candidates of one region, a batch per hold of its locks,
  * and at most SOM_PACK_PASS of them: faults mark new ones all the time.
- * What is left is for the next pass, which is queued. @buf: a page.
+ * What is left is for the next pass, which is queued. Then empty up to
+ * SOM_PACK_COMPACT part used pack blocks into the others. @buf: a page.
  */
 static int som_pack_region(struct som_region *region, void *buf)
 {
 	unsigned long idx, n, looked = 0;
 	struct som_mover mv;
-	int err, tries;
+	int err;
 	bool more;
 	void *v;
 
 	do {
-		err = mutex_lock_killable(&som_migrate_mutex);
+		err = som_pack_lock(&mv, region);
 		if (err)
-			return err;
-		/* -EAGAIN: the owner is half way through munmap() or exit. */
-		for (tries = 0;; tries++) {
-			err = som_mover_lock(&mv, region);
-			if (err != -EAGAIN || tries == 50)
-				break;
-			msleep(20);
-		}
-		if (err) {
-			mutex_unlock(&som_migrate_mutex);
 			return err == -ENOENT ? 0 : err;
-		}
 		n = 0;
 		xa_for_each(&region->pack_candidates, idx, v) {
 			xa_erase(&region->pack_candidates, idx);
@@ -773,12 +966,25 @@ static int som_pack_region(struct som_region *region, void *buf)
 		}
 		looked += n;
 		more = !err && !xa_empty(&region->pack_candidates);
-		som_mover_unlock(&mv);
-		mutex_unlock(&som_migrate_mutex);
+		som_pack_unlock(&mv);
 		if (!err && fatal_signal_pending(current))
 			err = -EINTR;
 		cond_resched();
 	} while (more && !err && looked < SOM_PACK_PASS);
+	/* Then pack blocks that churn left part used, one per hold. */
+	for (n = 0; !err && n < SOM_PACK_COMPACT; n++) {
+		err = som_pack_lock(&mv, region);
+		if (err) {
+			err = err == -ENOENT ? 0 : err;
+			break;
+		}
+		err = region->mapping ? som_pack_compact(&mv) : 0;
+		som_pack_unlock(&mv);
+		if (err <= 0)
+			break;
+		err = fatal_signal_pending(current) ? -EINTR : 0;
+		cond_resched();
+	}
 	if (more && READ_ONCE(som_pack_threshold))
 		queue_delayed_work(system_dfl_wq, &som_pack_work,
 				   SOM_PACK_DELAY);
@@ -845,7 +1051,7 @@ static ssize_t threshold_show(struct kobject *kobj,
 	return sysfs_emit(buf, "%u\n", READ_ONCE(som_pack_threshold));
 }
 
-/* Pages, at most half a block: well below SOM_PACK_DENSE. */
+/* Pages, at most SOM_PACK_THRESHOLD_MAX. */
 static ssize_t threshold_store(struct kobject *kobj,
 			       struct kobj_attribute *attr, const char *buf,
 			       size_t count)
@@ -858,7 +1064,7 @@ static ssize_t threshold_store(struct kobject *kobj,
 	err = kstrtouint(buf, 0, &pages);
 	if (err)
 		return err;
-	if (pages > SOM_PAGES_PER_BLOCK / 2)
+	if (pages > SOM_PACK_THRESHOLD_MAX)
 		return -EINVAL;
 	WRITE_ONCE(som_pack_threshold, pages);
 	return count;
@@ -872,6 +1078,8 @@ static SOM_COUNT_ATTR(som_pack_sparse_attr, sparse_indices,
 static SOM_COUNT_ATTR(som_pack_blocks_attr, pack_blocks,
 		      &som_pack_stats.blocks);
 static SOM_COUNT_ATTR(som_pack_pages_attr, pack_pages, &som_pack_stats.pages);
+static SOM_COUNT_ATTR(som_pack_compacted_attr, compacted,
+		      &som_pack_stats.compacted);
 
 static struct kobj_attribute som_pack_run_attr = __ATTR_WO(run);
 static struct kobj_attribute som_pack_threshold_attr = __ATTR_RW(threshold);
@@ -884,6 +1092,7 @@ static struct attribute *som_packing_attrs[] = {
 	&som_pack_sparse_attr.attr.attr,
 	&som_pack_blocks_attr.attr.attr,
 	&som_pack_pages_attr.attr.attr,
+	&som_pack_compacted_attr.attr.attr,
 	NULL,
 };
 

@@ -33,10 +33,12 @@ static inline bool som_pack_is_pack(pgoff_t idx)
  * @sparse:	sparse indices now
  * @blocks:	pack blocks now
  * @pages:	pages of pack blocks in use now
+ * @compacted:	pack blocks emptied into others and given back
  */
 struct som_pack_stats {
 	atomic_long_t packed;
 	atomic_long_t densified;
+	atomic_long_t compacted;
 	atomic_long_t sparse;
 	atomic_long_t blocks;
 	atomic_long_t pages;

@@ -299,7 +299,7 @@ TEST_F(pack, only_punched_and_sparse_indices_are_packed)
 	ASSERT_EQ(0, pack_run());
 	EXPECT_EQ(packed, pack_stat("packed"));
 	EXPECT_EQ(1, p[4 * MiB]);
-	EXPECT_EQ(-EINVAL, som_sysfs_write("packing/threshold", "257"));
+	EXPECT_EQ(-EINVAL, som_sysfs_write("packing/threshold", "385"));
 	EXPECT_EQ(0, pack_stat("threshold"));
 	munmap(p, len);
 	close(fd);
@@ -338,6 +338,81 @@ TEST_F(pack, sparse_index_that_fills_up_gets_a_block_again)
 	EXPECT_EQ(2 * MiB, som_page_size(self->dev, p));
 	munmap(p, len);
 	close(fd);
+}
+
+/*
+ * Even pages of blocks [@first, @end) of @p hold som_fill()'s pattern
+ * (seed @seed), odd ones read zeros (through @mem): -1, or the offset of
+ * the first page that does not.
+ */
+static long long check_one_in_two(const char *p, int mem, int first,
+				  int end, int seed)
+{
+	size_t off = first * 2 * MiB;
+
+	for (; off < end * 2 * MiB; off += 4096)
+		if ((off / 4096) % 2 == 0 ?
+		    som_check(p, off, off + 4096, 8, seed) != -1 :
+		    !zero_page(mem, p, off))
+			return off;
+	return -1;
+}
+
+/*
+ * Three blocks punched to every other page take a pack block and a half
+ * (256 pages each); once the first of them is punched whole, the second's
+ * pages move into the other pack block, and the emptied one goes back to
+ * the pool. The moved pages read the same through the old mapping (its
+ * 4 KiB entries were zapped), a new one and /proc/self/mem, and a write
+ * through the old mapping afterwards shows in a new one.
+ */
+TEST_F(pack, part_used_pack_blocks_are_compacted)
+{
+	long long compacted, free;
+	size_t off, len = 6 * MiB;
+	int fd, mem;
+	char *p, *q;
+
+	mem = open("/proc/self/mem", O_RDWR);
+	ASSERT_LE(0, mem);
+	p = filled_file(_metadata, self->dev, len, 7, &fd);
+	ASSERT_NE(NULL, p);
+	compacted = pack_stat("compacted");
+	for (off = 0; off < len; off += 2 * 4096)
+		ASSERT_EQ(0, punch(fd, off + 4096, 4096));
+	ASSERT_EQ(0, pack_run());
+	EXPECT_EQ(self->sparse + 3, pack_stat("sparse_indices"));
+	EXPECT_EQ(self->blocks + 2, pack_stat("pack_blocks"));
+	EXPECT_EQ(self->pages + 3 * PAGES / 2, pack_stat("pack_pages"));
+	/* The second block's pages mapped by 4 KiB entries. */
+	EXPECT_EQ(-1, check_one_in_two(p, mem, 0, 3, 7));
+	EXPECT_EQ(4096, som_page_size(self->dev, p + 2 * MiB));
+	free = som_stat("free_bytes");
+
+	ASSERT_EQ(0, punch(fd, 0, 2 * MiB));
+	ASSERT_EQ(0, pack_run());
+	EXPECT_EQ(1, pack_stat("compacted") - compacted);
+	EXPECT_EQ(self->sparse + 2, pack_stat("sparse_indices"));
+	EXPECT_EQ(self->blocks + 1, pack_stat("pack_blocks"));
+	EXPECT_EQ(self->pages + PAGES, pack_stat("pack_pages"));
+	EXPECT_EQ(free + 2 * (long long)MiB, som_stat("free_bytes"));
+	EXPECT_TRUE(zero_page(mem, p, 0));
+	EXPECT_EQ(-1, check_one_in_two(p, mem, 1, 3, 7));
+
+	q = som_map_past(fd, len, GiB, 0);
+	ASSERT_NE(MAP_FAILED, q);
+	EXPECT_EQ(-1, check_one_in_two(q, mem, 1, 3, 7));
+	/* A stale entry to the emptied block would hide this write. */
+	p[2 * MiB + 9] = 'y';
+	EXPECT_EQ('y', q[2 * MiB + 9]);
+	munmap(q, len);
+
+	/* One pack block cannot be emptied into none. */
+	ASSERT_EQ(0, pack_run());
+	EXPECT_EQ(1, pack_stat("compacted") - compacted);
+	munmap(p, len);
+	close(fd);
+	close(mem);
 }
 
 struct churn {
@@ -458,13 +533,11 @@ TEST_F(pack, packing_races_with_writers_faults_and_punches)
 /*
  * In the memory-error fixture (som_poison_util.h: a spare source bound
  * to, removed at the end with the blocks an error retired), packing on:
- * a som file of 4 MiB there, filled with @seed, both blocks punched to
- * one page in four and packed.
+ * a som file of @len there, mapped and filled with @seed.
  */
-static char *packed_spare_file(struct __test_metadata *_metadata, int dev,
-			       int nid, int seed, int *fdp)
+static char *spare_file(struct __test_metadata *_metadata, int dev, int nid,
+			size_t len, int seed, int *fdp)
 {
-	size_t len = 4 * MiB;
 	char *p;
 
 	EXPECT_EQ(0, som_sysfs_write("packing/threshold", "256"));
@@ -477,6 +550,17 @@ static char *packed_spare_file(struct __test_metadata *_metadata, int dev,
 	if (p == MAP_FAILED)
 		return NULL;
 	som_fill(p, 0, len, 8, seed);
+	return p;
+}
+
+/* A spare_file() of 4 MiB, both blocks punched to one page in four, packed. */
+static char *packed_spare_file(struct __test_metadata *_metadata, int dev,
+			       int nid, int seed, int *fdp)
+{
+	char *p = spare_file(_metadata, dev, nid, 4 * MiB, seed, fdp);
+
+	if (!p)
+		return NULL;
 	EXPECT_EQ(0, punch_three_of_four(*fdp, 0, 2));
 	EXPECT_EQ(0, pack_run());
 	return p;
@@ -562,6 +646,106 @@ TEST_F(poison, error_in_a_pack_block_is_a_hole_of_its_page_only)
 	close(fd);
 	close(mem);
 	EXPECT_EQ(0, som_sysfs_write("packing/threshold", "0"));
+}
+
+#define FEI	"/sys/kernel/debug/fail_function/"
+
+/* fail_function: the @space + 1st call of @func fails with -@err. */
+static int fei_arm(const char *func, int err, int space)
+{
+	char path[128], val[32];
+
+	snprintf(path, sizeof(path), FEI "%s/retval", func);
+	snprintf(val, sizeof(val), "%#lx", (unsigned long)-err);
+	if (som_write_file(FEI "inject", "\n") ||
+	    som_write_file(FEI "inject", func) ||
+	    som_write_file(path, val) ||
+	    som_write_file(FEI "interval", "1") ||
+	    som_write_file(FEI "verbose", "0") ||
+	    som_write_file(FEI "probability", "100"))
+		return -1;
+	snprintf(val, sizeof(val), "%d", space);
+	return som_write_file(FEI "space", val) ||
+	       som_write_file(FEI "times", "1") ? -1 : 0;
+}
+
+static void fei_disarm(void)
+{
+	som_write_file(FEI "inject", "\n");
+	som_write_file(FEI "probability", "0");
+	som_write_file(FEI "space", "0");
+	som_write_file(FEI "times", "1");
+}
+
+/*
+ * A compaction whose copy meets a memory error (injected: QEMU cannot
+ * make a kernel read consume poison) stops there: that page is a hole of
+ * its pack block, every other page reads the same, and the block it was
+ * emptying keeps its free slots for the pages that take one next. Before
+ * the fix the block's free slots stayed hidden: faults took new pack
+ * blocks, and each pass after it moved the other, fuller pack block into
+ * a new one, 16 times over, for ever.
+ */
+TEST_F(poison, compaction_that_meets_an_error_stops_and_keeps_its_room)
+{
+	long long blocks, compacted, pages;
+	size_t off, len = 6 * MiB;
+	int fd, mem, holes = 0, bad = 0;
+	char buf[4096];
+	char *p;
+
+	if (access(FEI "inject", W_OK))
+		SKIP(return, "no fail_function in this kernel (the debug tier has it)");
+	mem = open("/proc/self/mem", O_RDONLY);
+	ASSERT_LE(0, mem);
+	blocks = pack_stat("pack_blocks");
+	p = spare_file(_metadata, self->dev, self->nid, len, 13, &fd);
+	ASSERT_NE(NULL, p);
+	for (off = 0; off < len; off += 2 * 4096)
+		ASSERT_EQ(0, punch(fd, off + 4096, 4096));
+	ASSERT_EQ(0, pack_run());
+	ASSERT_EQ(blocks + 2, pack_stat("pack_blocks"));
+	/* No background pass from here on: only this thread's compact. */
+	ASSERT_EQ(0, som_sysfs_write("packing/threshold", "0"));
+	ASSERT_EQ(0, punch(fd, 0, 2 * MiB));
+	compacted = pack_stat("compacted");
+
+	/* Two pack blocks half used: the 101st copy fails. */
+	ASSERT_EQ(0, fei_arm("som_pack_copy", EIO, 100));
+	EXPECT_EQ(0, pack_run());
+	fei_disarm();
+	EXPECT_EQ(compacted, pack_stat("compacted"));
+	EXPECT_EQ(blocks + 2, pack_stat("pack_blocks"));
+	for (off = 2 * MiB; off < len; off += 4096) {
+		if (pread(mem, buf, 4096, (uintptr_t)(p + off)) != 4096)
+			holes++;
+		else if ((off / 4096) % 2 == 0 ?
+			 som_check(p, off, off + 4096, 8, 13) != -1 :
+			 som_check_zero(buf, 4096, 8) != -1)
+			bad++;
+	}
+	EXPECT_EQ(1, holes);
+	EXPECT_EQ(0, bad);
+
+	/* Passes after it leave both pack blocks as they are. */
+	ASSERT_EQ(0, pack_run());
+	ASSERT_EQ(0, pack_run());
+	EXPECT_EQ(compacted, pack_stat("compacted"));
+	EXPECT_EQ(blocks + 2, pack_stat("pack_blocks"));
+
+	/*
+	 * 200 pages that read zeros take slots: the fuller block has 156
+	 * free, the one compaction stopped on the rest.
+	 */
+	pages = pack_stat("pack_pages");
+	for (off = 0; off < 200; off++)
+		p[2 * MiB + (off % 100) * 2 * 4096 + 4096 +
+		  (off / 100) * 2 * MiB] = 1;
+	EXPECT_EQ(pages + 200, pack_stat("pack_pages"));
+	EXPECT_EQ(blocks + 2, pack_stat("pack_blocks"));
+	munmap(p, len);
+	close(fd);
+	close(mem);
 }
 
 /*
