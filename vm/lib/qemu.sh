@@ -154,7 +154,14 @@ som_vm_boot() {
 	if [[ $SOM_ARCH == x86_64 ]]; then
 		append="console=ttyS0 $append"
 		if ((${SOM_VM_MCE:-0})); then
-			append="console=ttyS0 mce=0 ${append#console=ttyS0 }"
+			# tsc=reliable: no clocksource watchdog on the TSC. On a
+			# busy host the watchdog's read-back of single-threaded
+			# TCG takes long, it marks the TSC unstable, and then
+			# no tick stops (TICK_DEP_BIT_CLOCK_UNSTABLE): the SRAR
+			# case waited for CPU 1 until its timeout (one debug
+			# boot, 2026-12-08). QEMU's TSC follows the host's
+			# monotonic clock.
+			append="console=ttyS0 mce=0 tsc=reliable ${append#console=ttyS0 }"
 			env+=" SOM_MCE_TTY=/dev/ttyS1"
 			cpu_model+=,vendor=GenuineIntel
 		fi
