@@ -634,6 +634,9 @@ def meta_table(meta):
 
 
 PROGRAM_ALLOCS = ("som", "som+pack", "anon-thp", "anon")
+# Programs whose heap somrun makes som whole: packing_frontier() models
+# them.
+FRONTIER_PROGRAMS = ("redis",)
 
 
 AGE_ENTRIES = (("1g", "som, 1 GiB entries"), ("2m", "som, 2 MiB entries"),
@@ -914,7 +917,69 @@ def programs_summary(recs):
     return out
 
 
-def programs_table(progs):
+def pack_threshold(recs):
+    """The packing threshold of the som+pack rows (256 before it was
+    printed)."""
+    return next((d["threshold"] for k, d in recs
+                 if k == "program_pack" and "threshold" in d), 256)
+
+
+def packing_frontier(progs):
+    """What packing the emptiest 2 MiB regions would give, from the
+    anon-thp rows' regions by how full they are (blk_fill)."""
+    lines = []
+    for name, by in progs.items():
+        # Under somrun redis's whole heap is som; the others' mallocs
+        # below 2 MiB stay ordinary memory, which regions do not model.
+        if name not in FRONTIER_PROGRAMS:
+            continue
+        d = by.get("anon-thp", {}).get("churn")
+        if not d or not isinstance(d.get("blk_fill"), str):
+            continue
+        fill = [tuple(int(x) for x in f.split("/"))
+                for f in d["blk_fill"].split(",")]
+        regions = sum(c for c, _ in fill)
+        in_regions = sum(b for _, b in fill)
+        # Anonymous memory outside the heaps' regions stays as it is.
+        rest = max(d["rss_anon"] - in_regions, 0)
+        if not lines:
+            lines = [
+                "",
+                "Packing the emptiest 2 MiB regions (redis: somrun makes its "
+                "whole heap som), worked out from",
+                "anon-thp's pages after the churn (same program and "
+                "commands; jemalloc places objects the same",
+                "on both): the regions with at most 'pages' of their 512 "
+                "present go to 4 KiB entries, every other",
+                "region is a whole block on a 2 MiB entry. memory: against "
+                "anon-thp's RssAnon. 2M %: of the bytes",
+                "mapped. THP held: anon-thp's THPs mapped in part hold this "
+                "much more than their mapped pages",
+                "until reclaim splits them.",
+                "",
+                f"{'program':17}{'pages':>6}{'regions':>9}{'4K MiB':>8}"
+                f"{'memory MiB':>12}{'vs anon-thp':>13}{'2M %':>7}",
+            ]
+        packed = small = 0
+        for i in range(len(fill) + 1):
+            big = (regions - packed) * 2 * MIB
+            mem = big + small + rest
+            share = 100 * big / (big + small) if big + small else 0
+            lines.append(
+                f"{name:17}{i * 64:6d}{packed:9d}{small / MIB:8.1f}"
+                f"{mem / MIB:12,.1f}"
+                f"{100 * (mem - d['rss_anon']) / d['rss_anon']:+12.1f}%"
+                f"{share:7.1f}")
+            if i < len(fill):
+                packed += fill[i][0]
+                small += fill[i][1]
+        if "blk_thp_unmapped" in d:
+            lines.append(f"{name:17}THP held: "
+                         f"{d['blk_thp_unmapped'] / MIB:,.1f} MiB")
+    return lines
+
+
+def programs_table(progs, threshold=256):
     """The entries-under-real-allocators section of table.txt."""
     if not progs:
         return ""
@@ -924,10 +989,12 @@ def programs_table(progs):
         "(freed and allocated again),",
         "under somrun and on anonymous memory (anon-thp: THP on; anon: "
         "redis's default, THP off for",
-        "itself; som+pack: som with packing on, threshold 256 pages, and for "
-        "redis and memcached a pass",
-        "before the churn's sample). Shares of the bytes mapped: som by its "
-        "1 GiB/2 MiB/4 KiB entries; anonymous memory by",
+        f"itself; som+pack: som with packing on, threshold {threshold} "
+        "pages, and for redis and memcached a pass",
+        "before the churn's sample; redis's values are all read before "
+        "it, so that its packed pages are",
+        "mapped). Shares of the bytes mapped: som by its 1 GiB/2 MiB/4 KiB "
+        "entries; anonymous memory by",
         "THP (AnonHugePages) and 4 KiB pages. used: som blocks allocated "
         "plus ordinary RssAnon; held: also",
         "the blocks som reserved for mappings not touched yet (no other "
@@ -991,7 +1058,7 @@ def programs_table(progs):
                     + ratio
                     + (f"{d['blk_regions'] * 2:11,d}{d['blk_sparse']:8,d}"
                        if d.get("blk_regions") else "")).rstrip())
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + packing_frontier(progs)) + "\n"
 
 
 def main():
@@ -1027,7 +1094,7 @@ def main():
     if not touches:
         os.makedirs(args.out, exist_ok=True)
         text = age_table(ages) + tier_table(tiers) + swap_table(swaps) + \
-            pressure_table(pres) + meta_table(meta) + programs_table(progs)
+            pressure_table(pres) + meta_table(meta) + programs_table(progs, pack_threshold(recs))
         skips = [d for k, d in recs if k in ("skip", "error")]
         if skips:
             text += "\nnot measured: " + "; ".join(
@@ -1108,7 +1175,7 @@ def main():
     text = table(summary, sizes, backings, nruns, churn, memcached, info,
                  touches) + age_table(ages) + tier_table(tiers) + \
         swap_table(swaps) + pressure_table(pres) + meta_table(meta) + \
-        programs_table(progs)
+        programs_table(progs, pack_threshold(recs))
     if skips:
         text += "\nnot measured: " + "; ".join(
             " ".join(f"{k}={v}" for k, v in d.items()) for d in skips) + "\n"

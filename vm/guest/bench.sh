@@ -27,7 +27,9 @@
 #   SOM_BENCH_PROGRAMS   programs whose entries are measured under real
 #                        allocators ("redis memcached stress-glibc
 #                        stress-tcmalloc"; vm/guest/bench_programs.sh);
-#                        "none" skips them. SOM_BENCH_REDIS: their sizes
+#                        "none" skips them. SOM_BENCH_REDIS: their sizes;
+#                        SOM_BENCH_PACK_THRESHOLD: packing's threshold in
+#                        the som+pack rows (256)
 #   SOM_BENCH_TIER       what moves between tiers ("2m 1g kernel-thp":
 #                        som's demotion and promotion, bench/tiering.c,
 #                        then the kernel's move_pages() of THP)

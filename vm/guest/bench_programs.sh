@@ -18,14 +18,19 @@
 #                               thread stacks, and brk) with a page present
 #                               (som_bench regions); blk_sparse= of them
 #                               at most half full, blk_sparse_bytes= their
-#                               pages
+#                               pages; blk_thp_unmapped= the bytes of
+#                               THPs they map in part that are not mapped
+#                               (held until reclaim splits them);
+#                               blk_fill= the regions by how full they
+#                               are, in eighths (som_bench regions)
 #
-# som+pack is som with packing on (packing/threshold 256; admin-guide.md,
+# som+pack is som with packing on (packing/threshold SOM_BENCH_PACK_THRESHOLD,
+# 256 unless set; admin-guide.md,
 # section 11): after the churn of redis and memcached a pass runs
 # (packing/run) before the sample, and a line
 #
-#   SOMBENCH program_pack name=N packed= densified= sparse= pack_blocks=
-#            pack_pages=        the packing counters then
+#   SOMBENCH program_pack name=N threshold= packed= densified= sparse= pack_blocks=
+#            pack_pages= compacted= the packing counters then
 #
 # The programs (SOM_BENCH_PROGRAMS, "redis memcached stress-glibc
 # stress-tcmalloc"):
@@ -53,15 +58,15 @@ bench_sysfs=/sys/kernel/mm/som
 # pack_set ALLOC: packing on for som+pack, off for everything else.
 pack_set() {
 	case $1 in
-	som+pack) echo 256 >$bench_sysfs/packing/threshold ;;
-	*) echo 0 >$bench_sysfs/packing/threshold ;;
+	som+pack) echo "${SOM_BENCH_PACK_THRESHOLD:-256}" >$bench_sysfs/packing/threshold || status=1 ;;
+	*) echo 0 >$bench_sysfs/packing/threshold || status=1 ;;
 	esac
 }
 
 # pack_line NAME: a pass now, then the packing counters (som+pack only).
 pack_line() {
 	echo 1 >$bench_sysfs/packing/run || status=1
-	echo "SOMBENCH program_pack name=$1 packed=$(cat $bench_sysfs/packing/packed) densified=$(cat $bench_sysfs/packing/densified) sparse=$(cat $bench_sysfs/packing/sparse_indices) pack_blocks=$(cat $bench_sysfs/packing/pack_blocks) pack_pages=$(cat $bench_sysfs/packing/pack_pages)"
+	echo "SOMBENCH program_pack name=$1 threshold=$(cat $bench_sysfs/packing/threshold) packed=$(cat $bench_sysfs/packing/packed) densified=$(cat $bench_sysfs/packing/densified) sparse=$(cat $bench_sysfs/packing/sparse_indices) pack_blocks=$(cat $bench_sysfs/packing/pack_blocks) pack_pages=$(cat $bench_sysfs/packing/pack_pages) compacted=$(cat $bench_sysfs/packing/compacted)"
 }
 
 # The sum of FIELD (kB) of /proc/PID/status over PIDS, in bytes.
@@ -101,7 +106,7 @@ program_line() {
 	# Anonymous memory counted in whole 2 MiB blocks (som_bench regions).
 	_blk="blk_regions=0 blk_sparse=0 blk_sparse_bytes=0"
 	[ "$_alloc" = som ] ||
-		_blk=$(som_bench regions "$@" | sed -n 's/^SOMBENCH regions \(blk_.*\) bytes=.*/\1/p')
+		_blk=$(som_bench regions "$@" | sed -n 's/^SOMBENCH regions \(blk_.*\) bytes=[0-9]* fill=\(.*\)/\1 blk_fill=\2/p')
 	echo "SOMBENCH program name=$_name alloc=$_alloc phase=$_phase e1g=$_e1g e2m=$_e2m e4k=$_e4k som_used=$((_total - _free - _res)) som_held=$((_total - _free)) rss_anon=$(status_bytes RssAnon "$@") thp_bytes=$(thp_bytes "$@") pte_bytes=$(status_bytes VmPTE "$@") app_bytes=$_app $_blk ops_per_s=$_ops"
 }
 
@@ -138,6 +143,9 @@ redis_program() {
 		sleep 11
 		redis_purge || status=1
 		[ $alloc = som+pack ] && pack_line redis
+		# Every value read (DEBUG DIGEST), so that the sample maps every
+		# live page: a packed page counts on its 4 KiB entry.
+		redis_digest >/dev/null || status=1
 		app=$(redis_cli info memory | tr -d '\r' | sed -n 's/^used_memory://p')
 		churn=$(program_line redis $alloc churn "$app" 0 "$redis_pid")
 		out=$(redis-benchmark -s "$redis_sock" -t set,get -n 40000 -r 20000 \
