@@ -762,11 +762,17 @@ static int som_pack_densify(struct som_mover *mv, pgoff_t idx,
 	return 0;
 }
 
-/*
- * Copy a page for compaction: 0, or -EIO if a memory error was met (the
- * caller records it). Error injection can make it fail.
+/**
+ * som_pack_copy() - copy a page for compaction
+ * @to: the page's new slot
+ * @from: its slot in the block being emptied
+ *
+ * Not static, so that error injection finds it by name whatever the
+ * compiler makes of a static one.
+ *
+ * Return: 0, or -EIO if a memory error was met (the caller records it).
  */
-static noinline int som_pack_copy(void *to, const void *from)
+noinline int som_pack_copy(void *to, const void *from)
 {
 	return copy_mc_to_kernel(to, from, PAGE_SIZE) ? -EIO : 0;
 }
@@ -775,10 +781,11 @@ ALLOW_ERROR_INJECTION(som_pack_copy, ERRNO);
 /*
  * The pack block of a locked region that compaction would empty: the one
  * with the fewest slots in use, if that is at most half of them and the
- * other blocks have free slots for them all. A block with a slot a memory
- * error took (dead, or a hole, which must stay SIGBUS) or with an error
- * the pool recorded is neither emptied nor filled. Returns its number and
- * sets *@used, or returns -1.
+ * other blocks have free slots for them all. A block with a hole a memory
+ * error left (which must stay SIGBUS) or an error the pool recorded is
+ * neither emptied nor filled; one with a dead slot is not emptied, and
+ * its free slots are not counted (take may still use, or revive, them).
+ * Returns its number and sets *@used, or returns -1.
  */
 static long som_pack_victim(struct som_region *region, unsigned int *used)
 {
@@ -804,7 +811,13 @@ static long som_pack_victim(struct som_region *region, unsigned int *used)
 		victim = k;
 		victim_free = SOM_PAGES_PER_BLOCK - nr;
 	}
-	if (victim < 0 || free - victim_free < least)
+	/*
+	 * Room for its pages and an eighth of a block more: filled to the
+	 * last slot, the others would take a new pack block at the next
+	 * fault, and this one would be emptied again a pass later.
+	 */
+	if (victim < 0 || WARN_ON_ONCE(!least) ||
+	    free - victim_free < least + SOM_PAGES_PER_BLOCK / 8)
 		return -1;
 	*used = least;
 	return victim;
@@ -829,7 +842,6 @@ static int som_pack_compact(struct som_mover *mv)
 	unsigned long bfn, pfn;
 	u32 from, to;
 	pgoff_t owner;
-	bool recorded;
 	int err = 0;
 	void *dst;
 	long k;
@@ -857,25 +869,28 @@ static int som_pack_compact(struct som_mover *mv)
 			err = -EFAULT;
 			break;
 		}
+		/*
+		 * An error the pool recorded since the block was chosen, or
+		 * one the copy meets: the page stays on its slot, a hole now,
+		 * as a move (som_mover_copy()) and densify leave one.
+		 */
+		pfn = som_bfn_to_pfn(bfn) + p;
+		if (som_pool_page_poisoned(region->pool, pfn)) {
+			som_region_poison_page(region,
+					       som_pack_slot_pgoff(from));
+			err = -EIO;
+			break;
+		}
 		/* Not into the block being emptied: a put marks it again. */
 		xa_clear_mark(&region->packs, k, SOM_PACK_ROOM);
 		err = som_pack_take(region, owner, &to, false);
 		if (err)
 			break;
-		pfn = som_bfn_to_pfn(bfn) + p;
 		dst = som_pack_slot_vaddr(region, som_pack_slot_block(region, to),
 					  to);
-		/*
-		 * An error met, or one the pool recorded since the block was
-		 * chosen: the page stays on its slot, a hole now, as a move
-		 * (som_mover_copy()) and densify leave one.
-		 */
-		recorded = som_pool_page_poisoned(region->pool, pfn);
-		if (recorded ||
-		    som_pack_copy(dst, som_pack_slot_vaddr(region, bfn, from))) {
+		if (som_pack_copy(dst, som_pack_slot_vaddr(region, bfn, from))) {
 			som_pack_put(region, to);
-			if (!recorded)
-				som_pool_poison(region->pool, pfn, &where);
+			som_pool_poison(region->pool, pfn, &where);
 			som_region_poison_page(region,
 					       som_pack_slot_pgoff(from));
 			err = -EIO;
@@ -948,14 +963,18 @@ static int som_pack_region(struct som_region *region, void *buf)
 {
 	unsigned long idx, n, looked = 0;
 	struct som_mover mv;
-	int err;
-	bool more;
+	bool more = false;
+	int err, ret;
 	void *v;
 
 	do {
 		err = som_pack_lock(&mv, region);
-		if (err)
-			return err == -ENOENT ? 0 : err;
+		if (err) {
+			/* What is left waits for the next pass. */
+			more = err != -ENOENT &&
+			       !xa_empty(&region->pack_candidates);
+			break;
+		}
 		n = 0;
 		xa_for_each(&region->pack_candidates, idx, v) {
 			xa_erase(&region->pack_candidates, idx);
@@ -965,30 +984,34 @@ static int som_pack_region(struct som_region *region, void *buf)
 				break;
 		}
 		looked += n;
-		more = !err && !xa_empty(&region->pack_candidates);
+		more = !xa_empty(&region->pack_candidates);
 		som_pack_unlock(&mv);
 		if (!err && fatal_signal_pending(current))
 			err = -EINTR;
 		cond_resched();
 	} while (more && !err && looked < SOM_PACK_PASS);
-	/* Then pack blocks that churn left part used, one per hold. */
-	for (n = 0; !err && n < SOM_PACK_COMPACT; n++) {
+	ret = err;
+	/*
+	 * Then pack blocks that churn left part used, one per hold, whatever
+	 * a candidate met: compaction takes no memory.
+	 */
+	for (n = 0; ret != -EINTR && ret != -ENOENT && n < SOM_PACK_COMPACT &&
+	     READ_ONCE(region->nr_packs) > 1; n++) {
 		err = som_pack_lock(&mv, region);
-		if (err) {
-			err = err == -ENOENT ? 0 : err;
+		if (err)
 			break;
-		}
 		err = region->mapping ? som_pack_compact(&mv) : 0;
 		som_pack_unlock(&mv);
 		if (err <= 0)
 			break;
-		err = fatal_signal_pending(current) ? -EINTR : 0;
+		if (fatal_signal_pending(current))
+			ret = -EINTR;
 		cond_resched();
 	}
 	if (more && READ_ONCE(som_pack_threshold))
 		queue_delayed_work(system_dfl_wq, &som_pack_work,
 				   SOM_PACK_DELAY);
-	return err;
+	return ret == -EINTR || err == -EINTR ? -EINTR : 0;
 }
 
 /**
@@ -1021,9 +1044,11 @@ int som_pack_run(void)
 	return err == -EINTR ? err : 0;
 }
 
+/* The background pass: only with packing on (run compacts either way). */
 static void som_pack_work_fn(struct work_struct *work)
 {
-	som_pack_run();
+	if (READ_ONCE(som_pack_threshold))
+		som_pack_run();
 }
 
 /**

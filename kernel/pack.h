@@ -48,6 +48,7 @@ extern struct som_pack_stats som_pack_stats;
 extern unsigned int som_pack_threshold;
 
 void som_pack_region_init(struct som_region *region);
+int som_pack_copy(void *to, const void *from);
 void som_pack_region_destroy(struct som_region *region);
 u64 som_pack_metadata_bytes(struct som_region *region);
 

@@ -341,17 +341,19 @@ TEST_F(pack, sparse_index_that_fills_up_gets_a_block_again)
 }
 
 /*
- * Even pages of blocks [@first, @end) of @p hold som_fill()'s pattern
- * (seed @seed), odd ones read zeros (through @mem): -1, or the offset of
- * the first page that does not.
+ * Even pages of blocks [@first, @end) of @p but those in [@zero,
+ * @zero_end) hold som_fill()'s pattern (seed @seed), the others read
+ * zeros (through @mem): -1, or the offset of the first page that does
+ * not.
  */
 static long long check_one_in_two(const char *p, int mem, int first,
-				  int end, int seed)
+				  int end, int seed, size_t zero,
+				  size_t zero_end)
 {
 	size_t off = first * 2 * MiB;
 
 	for (; off < end * 2 * MiB; off += 4096)
-		if ((off / 4096) % 2 == 0 ?
+		if ((off / 4096) % 2 == 0 && (off < zero || off >= zero_end) ?
 		    som_check(p, off, off + 4096, 8, seed) != -1 :
 		    !zero_page(mem, p, off))
 			return off;
@@ -360,8 +362,9 @@ static long long check_one_in_two(const char *p, int mem, int first,
 
 /*
  * Three blocks punched to every other page take a pack block and a half
- * (256 pages each); once the first of them is punched whole, the second's
- * pages move into the other pack block, and the emptied one goes back to
+ * (256 pages each). Once the first of them is punched whole and the
+ * third's first quarter too, the third's 192 pages move into the first
+ * pack block's 256 free slots, and the emptied pack block goes back to
  * the pool. The moved pages read the same through the old mapping (its
  * 4 KiB entries were zapped), a new one and /proc/self/mem, and a write
  * through the old mapping afterwards shows in a new one.
@@ -384,27 +387,31 @@ TEST_F(pack, part_used_pack_blocks_are_compacted)
 	EXPECT_EQ(self->sparse + 3, pack_stat("sparse_indices"));
 	EXPECT_EQ(self->blocks + 2, pack_stat("pack_blocks"));
 	EXPECT_EQ(self->pages + 3 * PAGES / 2, pack_stat("pack_pages"));
-	/* The second block's pages mapped by 4 KiB entries. */
-	EXPECT_EQ(-1, check_one_in_two(p, mem, 0, 3, 7));
-	EXPECT_EQ(4096, som_page_size(self->dev, p + 2 * MiB));
+	/* The third block's pages mapped by 4 KiB entries. */
+	EXPECT_EQ(-1, check_one_in_two(p, mem, 0, 3, 7, 0, 0));
+	EXPECT_EQ(4096, som_page_size(self->dev, p + 5 * MiB));
 	free = som_stat("free_bytes");
 
 	ASSERT_EQ(0, punch(fd, 0, 2 * MiB));
+	ASSERT_EQ(0, punch(fd, 4 * MiB, MiB / 2));
 	ASSERT_EQ(0, pack_run());
 	EXPECT_EQ(1, pack_stat("compacted") - compacted);
 	EXPECT_EQ(self->sparse + 2, pack_stat("sparse_indices"));
 	EXPECT_EQ(self->blocks + 1, pack_stat("pack_blocks"));
-	EXPECT_EQ(self->pages + PAGES, pack_stat("pack_pages"));
+	EXPECT_EQ(self->pages + PAGES / 2 + PAGES * 3 / 8,
+		  pack_stat("pack_pages"));
 	EXPECT_EQ(free + 2 * (long long)MiB, som_stat("free_bytes"));
 	EXPECT_TRUE(zero_page(mem, p, 0));
-	EXPECT_EQ(-1, check_one_in_two(p, mem, 1, 3, 7));
+	EXPECT_EQ(-1, check_one_in_two(p, mem, 1, 3, 7, 4 * MiB,
+				       4 * MiB + MiB / 2));
 
 	q = som_map_past(fd, len, GiB, 0);
 	ASSERT_NE(MAP_FAILED, q);
-	EXPECT_EQ(-1, check_one_in_two(q, mem, 1, 3, 7));
+	EXPECT_EQ(-1, check_one_in_two(q, mem, 1, 3, 7, 4 * MiB,
+				       4 * MiB + MiB / 2));
 	/* A stale entry to the emptied block would hide this write. */
-	p[2 * MiB + 9] = 'y';
-	EXPECT_EQ('y', q[2 * MiB + 9]);
+	p[5 * MiB + 9] = 'y';
+	EXPECT_EQ('y', q[5 * MiB + 9]);
 	munmap(q, len);
 
 	/* One pack block cannot be emptied into none. */
@@ -650,7 +657,7 @@ TEST_F(poison, error_in_a_pack_block_is_a_hole_of_its_page_only)
 
 #define FEI	"/sys/kernel/debug/fail_function/"
 
-/* fail_function: the @space + 1st call of @func fails with -@err. */
+/* fail_function: the @space-th call of @func fails with -@err. */
 static int fei_arm(const char *func, int err, int space)
 {
 	char path[128], val[32];
@@ -705,12 +712,21 @@ TEST_F(poison, compaction_that_meets_an_error_stops_and_keeps_its_room)
 		ASSERT_EQ(0, punch(fd, off + 4096, 4096));
 	ASSERT_EQ(0, pack_run());
 	ASSERT_EQ(blocks + 2, pack_stat("pack_blocks"));
-	/* No background pass from here on: only this thread's compact. */
+	/*
+	 * No background pass from here on, only this thread's: a pass the
+	 * punches queued finds nothing to do while the first pack block is
+	 * full, and with packing off none is queued or runs.
+	 */
 	ASSERT_EQ(0, som_sysfs_write("packing/threshold", "0"));
+	usleep(1500 * 1000);
 	ASSERT_EQ(0, punch(fd, 0, 2 * MiB));
+	ASSERT_EQ(0, punch(fd, 4 * MiB, MiB / 2));
 	compacted = pack_stat("compacted");
 
-	/* Two pack blocks half used: the 101st copy fails. */
+	/*
+	 * The first pack block has 256 pages, the second 192: those go to
+	 * the first's free slots, and the 100th copy fails.
+	 */
 	ASSERT_EQ(0, fei_arm("som_pack_copy", EIO, 100));
 	EXPECT_EQ(0, pack_run());
 	fei_disarm();
@@ -719,7 +735,8 @@ TEST_F(poison, compaction_that_meets_an_error_stops_and_keeps_its_room)
 	for (off = 2 * MiB; off < len; off += 4096) {
 		if (pread(mem, buf, 4096, (uintptr_t)(p + off)) != 4096)
 			holes++;
-		else if ((off / 4096) % 2 == 0 ?
+		else if ((off / 4096) % 2 == 0 &&
+			 (off < 4 * MiB || off >= 4 * MiB + MiB / 2) ?
 			 som_check(p, off, off + 4096, 8, 13) != -1 :
 			 som_check_zero(buf, 4096, 8) != -1)
 			bad++;
@@ -734,7 +751,7 @@ TEST_F(poison, compaction_that_meets_an_error_stops_and_keeps_its_room)
 	EXPECT_EQ(blocks + 2, pack_stat("pack_blocks"));
 
 	/*
-	 * 200 pages that read zeros take slots: the fuller block has 156
+	 * 200 pages that read zeros take slots: the fuller block has 157
 	 * free, the one compaction stopped on the rest.
 	 */
 	pages = pack_stat("pack_pages");
