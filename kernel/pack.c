@@ -41,7 +41,8 @@
  * marked or a slot freed (while packing is on), or when an administrator
  * asks (sysfs packing/run). After the candidates it compacts: a pack
  * block at most half used is emptied into the others' free slots when
- * they have room for all its pages, and given back.
+ * they have room for all its pages and an eighth of a block, and given
+ * back. Turning packing off waits for a pass that runs.
  *
  * Not done yet (Documentation/packing.md): pack blocks are not paged out
  * or moved between tiers (aging sees no entry for them).
@@ -227,6 +228,21 @@ static void *som_pack_slot_vaddr(struct som_region *region,
 {
 	return som_pool_block_vaddr(region->pool, bfn) +
 	       ((slot & (SOM_PAGES_PER_BLOCK - 1)) << PAGE_SHIFT);
+}
+
+/*
+ * A copy out of slot @slot (in block @bfn) met a memory error: the pool
+ * records it, as a move does (migrate.c), and the slot becomes a hole, so
+ * that it is not used again and its page signals.
+ */
+static void som_pack_slot_lost(struct som_region *region, unsigned long bfn,
+			       u32 slot)
+{
+	struct som_poison_where where;
+
+	som_pool_poison(region->pool, som_bfn_to_pfn(bfn) +
+			(slot & (SOM_PAGES_PER_BLOCK - 1)), &where);
+	som_region_poison_page(region, som_pack_slot_pgoff(slot));
 }
 
 /*
@@ -714,7 +730,6 @@ static int som_pack_densify(struct som_mover *mv, pgoff_t idx,
 {
 	struct som_region *region = mv->region;
 	unsigned long bfn, from, entry;
-	struct som_poison_where where;
 	unsigned int p, nr = 0;
 	void *vaddr;
 	u32 slot;
@@ -747,14 +762,8 @@ static int som_pack_densify(struct som_mover *mv, pgoff_t idx,
 				       som_pack_slot_vaddr(region, from, slot),
 				       PAGE_SIZE))
 			continue;
-		/*
-		 * A new error, as a move records one (migrate.c): the slot
-		 * becomes a hole, so that it is not used again, and so does
-		 * the page that lost its data.
-		 */
-		som_pool_poison(region->pool, som_bfn_to_pfn(from) +
-				(slot & (SOM_PAGES_PER_BLOCK - 1)), &where);
-		som_region_poison_page(region, som_pack_slot_pgoff(slot));
+		/* A new error: a hole of the slot and of the page. */
+		som_pack_slot_lost(region, from, slot);
 		som_region_poison_page(region, (idx << SOM_PAGES_PER_BLOCK_SHIFT) + p);
 	}
 	som_pack_free_map(region, sp, idx, 0, SOM_PAGES_PER_BLOCK - 1);
@@ -781,7 +790,8 @@ ALLOW_ERROR_INJECTION(som_pack_copy, ERRNO);
 /*
  * The pack block of a locked region that compaction would empty: the one
  * with the fewest slots in use, if that is at most half of them and the
- * other blocks have free slots for them all. A block with a hole a memory
+ * other blocks have free slots for them all and an eighth of a block
+ * more. A block with a hole a memory
  * error left (which must stay SIGBUS) or an error the pool recorded is
  * neither emptied nor filled; one with a dead slot is not emptied, and
  * its free slots are not counted (take may still use, or revive, them).
@@ -835,7 +845,6 @@ static long som_pack_victim(struct som_region *region, unsigned int *used)
 static int som_pack_compact(struct som_mover *mv)
 {
 	struct som_region *region = mv->region;
-	struct som_poison_where where;
 	struct som_sparse *sp;
 	struct som_pack *pack;
 	unsigned int p, left;
@@ -890,9 +899,7 @@ static int som_pack_compact(struct som_mover *mv)
 					  to);
 		if (som_pack_copy(dst, som_pack_slot_vaddr(region, bfn, from))) {
 			som_pack_put(region, to);
-			som_pool_poison(region->pool, pfn, &where);
-			som_region_poison_page(region,
-					       som_pack_slot_pgoff(from));
+			som_pack_slot_lost(region, bfn, from);
 			err = -EIO;
 			break;
 		}
@@ -1092,6 +1099,9 @@ static ssize_t threshold_store(struct kobject *kobj,
 	if (pages > SOM_PACK_THRESHOLD_MAX)
 		return -EINVAL;
 	WRITE_ONCE(som_pack_threshold, pages);
+	/* Off means off once the write returns: a running pass ends first. */
+	if (!pages)
+		flush_delayed_work(&som_pack_work);
 	return count;
 }
 
